@@ -1,0 +1,49 @@
+"""pairmeasures: measure bias in ranked lists the way ir_measures measures relevance.
+
+Importing the package registers its measures (and those of installed plugins) with ir_measures,
+so ``ir_measures.parse_measure("Duo@10")``, ``ir_measures.calc_aggregate`` and
+``pyterrier.Experiment`` all accept them::
+
+    import pairmeasures as pm
+    from ir_measures import nDCG
+    pt.Experiment([bm25], topics, qrels, eval_metrics=[nDCG@10, pm.Duo@10, pm.rKL@10])
+
+Heavy libraries (pandas, PyTerrier, torch) are imported only when used.
+"""
+
+from . import math, sideinfo
+from .measures import (
+    DegenerateQueryWarning,
+    Duo,
+    MeasureValues,
+    PairMeasure,
+    RankedLists,
+    RunInputError,
+    SideInput,
+    rKL,
+    rND,
+    rRD,
+)
+from .plugins import PluginLoadWarning, hookimpl, plugin_manager, register_plugins
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DegenerateQueryWarning",
+    "Duo",
+    "MeasureValues",
+    "PairMeasure",
+    "PluginLoadWarning",
+    "RankedLists",
+    "RunInputError",
+    "SideInput",
+    "hookimpl",
+    "math",
+    "rKL",
+    "rND",
+    "rRD",
+    "sideinfo",
+    "__version__",
+]
+
+register_plugins(plugin_manager())

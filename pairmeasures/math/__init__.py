@@ -1,0 +1,39 @@
+"""Layer 1: the formulas, as pure NumPy functions on arrays in rank order (no I/O, no pandas)."""
+
+from ._lists import list_index, list_lengths, segment_sum
+from .duo import DEGENERATE_DUO, DuoResult, duo, duo_bounds, duo_depth_weights, duo_lists, duo_raw
+from .group_fairness import (
+    DEGENERATE_GROUP_FAIRNESS,
+    GROUP_MEASURES,
+    GroupFairnessResult,
+    group_fairness_bounds,
+    group_fairness_lists,
+    group_fairness_raw,
+    prefix_disparity,
+    rkl,
+    rnd,
+    rrd,
+)
+
+__all__ = [
+    "DEGENERATE_DUO",
+    "DEGENERATE_GROUP_FAIRNESS",
+    "DuoResult",
+    "GROUP_MEASURES",
+    "GroupFairnessResult",
+    "duo",
+    "duo_bounds",
+    "duo_depth_weights",
+    "duo_lists",
+    "duo_raw",
+    "group_fairness_bounds",
+    "group_fairness_lists",
+    "group_fairness_raw",
+    "list_index",
+    "list_lengths",
+    "prefix_disparity",
+    "rkl",
+    "rnd",
+    "rrd",
+    "segment_sum",
+]

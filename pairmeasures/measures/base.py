@@ -1,0 +1,171 @@
+"""The base class of every measure the pairmeasures provider evaluates (built-in or from a plugin).
+
+A measure is an ``ir_measures`` Measure value (``Duo(step=2)@10`` is a copy with other
+parameters) plus two methods the provider calls on a whole run at once:
+
+- :meth:`PairMeasure.prepare` narrows the shared :class:`RankedLists` to the documents the
+  measure considers (cutoff, relevance threshold) and attaches its side inputs, validated;
+- :meth:`PairMeasure.compute` returns one value per query, vectorised across queries, by calling
+  :mod:`pairmeasures.math`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Optional
+
+import numpy as np
+from ir_measures import measures
+
+from .. import sideinfo
+from .ranked import RankedLists, RunInputError
+
+__all__ = ["PairMeasure", "MeasureValues", "SideInput", "DegenerateQueryWarning", "COMMON_PARAMS"]
+
+
+class DegenerateQueryWarning(UserWarning):
+    """Some queries had nothing to measure and got the measure's documented default value."""
+
+
+@dataclass(frozen=True)
+class MeasureValues:
+    """Per-query results of :meth:`PairMeasure.compute`, aligned with ``RankedLists.query_ids``.
+
+    ``degenerate`` marks queries with nothing to measure (their value is the measure's
+    documented default); the provider reports them in one warning per measure and run.
+    """
+
+    values: np.ndarray
+    degenerate: np.ndarray
+
+
+@dataclass(frozen=True)
+class SideInput:
+    """A side input a measure reads: from the run column ``column``, or from the resource named by
+    the measure parameter ``param`` when it is set. ``kind`` is ``"scores"`` (floats, or one
+    sequence of floats per document for several axes) or ``"labels"`` (any hashable)."""
+
+    column: str
+    param: str
+    kind: str
+
+
+COMMON_PARAMS = {
+    "cutoff": measures.ParamInfo(dtype=int, required=False, desc="ranking cutoff: only the top k documents of the system's ranking are considered"),
+    "rel": measures.ParamInfo(dtype=int, default=None, desc="relevance threshold: only documents with a qrel >= rel count, in the order the system ranked them (default: every ranked document)"),
+    "missing": measures.ParamInfo(dtype=str, choices=("error", "skip"), default="error", desc="a considered document without side information: 'error' (default) or 'skip' it"),
+}
+
+
+class PairMeasure(measures.Measure):
+    """Base class: subclass it, set ``NAME``, ``SUPPORTED_PARAMS``, ``SIDE_INPUTS``, ``DEGENERATE``,
+    ``DEGENERATE_REASON``, and implement :meth:`compute`."""
+
+    SIDE_INPUTS: ClassVar[tuple[SideInput, ...]] = ()
+    #: Value of a query with nothing to measure (also ``DEFAULT`` for queries without results).
+    DEGENERATE: ClassVar[float] = 0.0
+    #: Says, in a few words, when a query has nothing to measure.
+    DEGENERATE_REASON: ClassVar[str] = "nothing to measure"
+    SUPPORTED_PARAMS = dict(COMMON_PARAMS)
+
+    @property
+    def DEFAULT(self) -> float:  # type: ignore[override]  # ir_measures reads it as an attribute
+        return self.DEGENERATE
+
+    def param(self, name: str):
+        """The value of a parameter, its default when not given, ``None`` when it has neither."""
+        value = self[name]
+        return None if value is measures.base._NOT_PROVIDED else value
+
+    def run_columns(self) -> list[str]:
+        """Run columns this measure reads (side inputs not taken from a named resource)."""
+        return [side.column for side in self.SIDE_INPUTS if self.param(side.param) is None]
+
+    def prepare(self, lists: RankedLists) -> RankedLists:
+        """The documents this measure considers, with its side inputs checked and attached.
+
+        The cutoff applies to the system's ranking first; then only documents with a qrel of at
+        least ``rel`` are kept (when ``rel`` is set), in ranked order.
+        """
+        lists = lists.head(self.param("cutoff"))
+        rel = self.param("rel")
+        if rel is not None:
+            lists = lists.select(lists.relevance >= rel)
+        for side in self.SIDE_INPUTS:
+            lists = self._attach(lists, side)
+        return lists
+
+    def _attach(self, lists: RankedLists, side: SideInput) -> RankedLists:
+        spec = self.param(side.param)
+        if spec is None:
+            raw = lists.column(side.column)
+            origin = f"the run's {side.column!r} column"
+        else:
+            source = sideinfo.resolve(spec)
+            raw = source.lookup(lists.row_query_ids(), lists.doc_ids, lists.columns)
+            origin = f"resource {spec!r}"
+        values, present = _convert(raw, side.kind)
+        if not present.all():
+            absent = np.flatnonzero(~present)
+            if self.param("missing") == "skip":
+                lists = lists.select(present)
+                values = values[present]
+            else:
+                raise RunInputError(
+                    f"{self}: no {side.column} for {lists.describe(absent[0])} in {origin} "
+                    f"({absent.size} of {present.size} considered documents lack one). Provide it, "
+                    f"set rel= to consider only judged documents, or pass missing='skip'."
+                )
+        if side.kind == "scores":
+            _check_scores(values, lists, self, origin)
+        return lists.with_columns(**{side.column: values})
+
+    def compute(self, lists: RankedLists) -> MeasureValues:
+        """One value per query of the prepared ``lists``; vectorised across queries."""
+        raise NotImplementedError
+
+    def evaluate(self, lists: RankedLists) -> MeasureValues:
+        """Prepare, then compute, for the provider."""
+        return self.compute(self.prepare(lists))
+
+
+def _is_missing(value) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _convert(raw: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Side values as an array of the kind's shape, and which rows have one."""
+    raw = np.asarray(raw) if not isinstance(raw, np.ndarray) else raw
+    if kind == "labels":
+        present = np.array([not _is_missing(v) for v in raw], dtype=bool)
+        return raw.astype(object), present
+    if raw.dtype != object:
+        values = raw.astype(np.float64)
+        present = ~np.isnan(values) if values.ndim == 1 else ~np.isnan(values).all(axis=1)
+        return values, present
+    present = np.array([not _is_missing(v) for v in raw], dtype=bool)
+    items = [v for v in raw[present]]
+    if not items:
+        return np.empty(0), present
+    widths = {np.ndim(v) and len(v) for v in items}
+    if len(widths) > 1:
+        raise RunInputError(f"polarity values mix scalars and sequences, or sequences of lengths {sorted(widths)}: "
+                            "give every document the same number of axes")
+    try:
+        stacked = np.asarray(items, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise RunInputError(f"polarity values must be numbers or sequences of numbers ({exc})") from None
+    values = np.full((raw.shape[0],) + stacked.shape[1:], np.nan)
+    values[present] = stacked
+    return values, present
+
+
+def _check_scores(values: np.ndarray, lists: RankedLists, measure: PairMeasure, origin: str) -> None:
+    bad = ~np.isfinite(values)
+    if bad.ndim == 2:
+        bad = bad.any(axis=1)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise RunInputError(f"{measure}: non-finite polarity {values[row]} for {lists.describe(row)} in {origin}; "
+                            "polarity scores must be finite numbers")
+

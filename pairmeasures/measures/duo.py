@@ -1,0 +1,63 @@
+"""The ``Duo`` measure: DUO of the polarity scores of ranked documents (PAIR Eq. 6, Appendix A.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+from ir_measures import measures
+
+from ..math import DEGENERATE_DUO, duo_lists
+from .base import COMMON_PARAMS, MeasureValues, PairMeasure, SideInput
+from .ranked import RankedLists
+
+__all__ = ["Duo"]
+
+
+class _Duo(PairMeasure):
+    r"""Discounted Uniformity of Opinions (Ziems et al., PAIR, Eq. 5-6).
+
+    .. math::  \mathrm{DUO}(r) = 1 - \frac{\mathrm{raw}(r) - \min_{r'} \mathrm{raw}(r')}{\max_{r'} \mathrm{raw}(r') - \min_{r'} \mathrm{raw}(r')},
+               \qquad \mathrm{raw}(r) = \sum_{k = s, 2s, \ldots < n} \frac{\mathrm{Var}(p_1, \ldots, p_k)}{\log_2 k}
+
+    over the polarity scores :math:`p` of the considered documents in ranked order; min and max
+    are exact over all orderings of the same documents. 1 = the least diverse ordering (most
+    biased), 0 = the most diverse. Polarity comes from the run column ``polarity`` (a float, or a
+    sequence of floats for several axes) or from the resource named by ``polarity=``. With
+    several axes the per-axis values are aggregated by ``axes`` (``max``: the most biased axis,
+    as the paper suggests). ``signed=True`` gives :math:`\mu^+` (Appendix A.2): positive when the
+    top of the list leans to the positive pole.
+
+    Queries whose orderings all score the same (fewer than 3 considered documents with
+    ``step=1``, all polarities equal) get 0.5, as in the reference implementation.
+    """
+
+    __name__ = "Duo"
+    NAME = __name__
+    PRETTY_NAME = "Discounted Uniformity of Opinions"
+    SHORT_DESC = "Indexical bias: how unevenly opinions are spread over the top of a ranking (1 = most biased ordering)."
+    SUPPORTED_PARAMS = {
+        **COMMON_PARAMS,
+        "step": measures.ParamInfo(dtype=int, default=1, desc="depth step s: prefixes k = s, 2s, ... below the list length are summed"),
+        "signed": measures.ParamInfo(dtype=bool, default=False, desc="signed DUO (Appendix A.2): + when the top leans to the positive pole"),
+        "axes": measures.ParamInfo(dtype=str, choices=("max", "mean"), default="max", desc="aggregate over polarity axes: the most biased axis (max) or the mean"),
+        "polarity": measures.ParamInfo(dtype=str, default=None, desc="resource giving polarity scores (e.g. 'tsv:FILE') instead of the run's polarity column"),
+    }
+    SIDE_INPUTS = (SideInput(column="polarity", param="polarity", kind="scores"),)
+    DEGENERATE = DEGENERATE_DUO
+    DEGENERATE_REASON = "every ordering of its documents scores the same, e.g. fewer than 3 documents or equal polarities"
+
+    def compute(self, lists: RankedLists) -> MeasureValues:
+        scores = lists.column("polarity")
+        result = duo_lists(scores, lists.offsets, self.param("step"))
+        values = result.signed if self.param("signed") else result.duo
+        degenerate = result.degenerate
+        if values.ndim == 2:
+            if self.param("axes") == "max":
+                pick = np.argmax(result.duo, axis=1)[:, None]
+                values = np.take_along_axis(values, pick, axis=1)[:, 0]
+            else:
+                values = values.mean(axis=1)
+            degenerate = degenerate.all(axis=1)
+        return MeasureValues(values=values, degenerate=degenerate)
+
+
+Duo = _Duo()

@@ -1,0 +1,153 @@
+"""The ``rND``, ``rKL`` and ``rRD`` measures: group fairness of ranked documents (Yang & Stoyanovich)."""
+
+from __future__ import annotations
+
+import numpy as np
+from ir_measures import measures
+
+from ..math import DEGENERATE_GROUP_FAIRNESS, group_fairness_lists
+from .base import COMMON_PARAMS, MeasureValues, PairMeasure, SideInput
+from .ranked import RankedLists
+
+__all__ = ["rND", "rKL", "rRD", "GroupFairnessMeasure", "label_key"]
+
+
+def label_key(value) -> str:
+    """A group label's canonical text, so ``protected='1'`` matches 1, 1.0 and '1'."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+_GROUP_PARAMS = {
+    **COMMON_PARAMS,
+    "step": measures.ParamInfo(dtype=int, default=1, desc="prefixes i = s, 2s, ... up to the list length are summed"),
+    "normalization": measures.ParamInfo(dtype=str, choices=("minmax", "max"), default="minmax", desc="'minmax': (raw - min) / (max - min) over all rankings (the paper); 'max': raw / max (the reference code)"),
+    "protected": measures.ParamInfo(dtype=(str, int), default=None, desc="the protected group's label; default: every group in turn against the rest, reporting the worst"),
+    "group": measures.ParamInfo(dtype=str, default=None, desc="resource giving group labels (e.g. 'beir:DIR') instead of the run's group column"),
+}
+
+
+class GroupFairnessMeasure(PairMeasure):
+    """Shared machinery of rND, rKL and rRD; subclasses set ``FAMILY`` (the math measure name)."""
+
+    FAMILY = ""
+    SIDE_INPUTS = (SideInput(column="group", param="group", kind="labels"),)
+    DEGENERATE = DEGENERATE_GROUP_FAIRNESS
+    DEGENERATE_REASON = "its documents come from one group only, or every ranking of them scores the same"
+
+    def math_options(self) -> dict:
+        """Family-specific options passed to :func:`pairmeasures.math.group_fairness_lists`."""
+        return {}
+
+    def compute(self, lists: RankedLists) -> MeasureValues:
+        import pandas as pd
+
+        labels = lists.column("group")
+        n_queries = lists.query_ids.size
+        raw_codes, raw_uniques = pd.factorize(pd.Series(labels, dtype=object))
+        key_codes, uniques = pd.factorize(pd.Series([label_key(v) for v in raw_uniques], dtype=object))
+        codes = key_codes[raw_codes] if raw_codes.size else raw_codes
+        protected = self.param("protected")
+        if protected is not None:
+            wanted = np.flatnonzero(uniques == label_key(protected))
+            mask = codes == wanted[0] if wanted.size else np.zeros(codes.size, dtype=bool)
+            result = self._run(mask, lists.offsets)
+            return MeasureValues(values=result.value, degenerate=result.degenerate)
+
+        # Every group present in a query against the rest of that query's list; report the worst.
+        row_query = lists.row_query
+        pairs = np.unique(row_query.astype(np.int64) * max(len(uniques), 1) + codes)
+        pair_query = pairs // max(len(uniques), 1)
+        pair_group = pairs % max(len(uniques), 1)
+        pair_lengths = lists.lengths[pair_query]
+        pair_offsets = np.concatenate([[0], np.cumsum(pair_lengths)]).astype(np.int64)
+        rows = np.repeat(lists.offsets[pair_query] - pair_offsets[:-1], pair_lengths) + np.arange(pair_offsets[-1])
+        mask = codes[rows] == np.repeat(pair_group, pair_lengths)
+        result = self._run(mask, pair_offsets)
+        values = np.full(n_queries, -np.inf)
+        np.maximum.at(values, pair_query, np.where(result.degenerate, -np.inf, result.value))
+        degenerate = ~np.isfinite(values)
+        values[degenerate] = self.DEGENERATE
+        return MeasureValues(values=values, degenerate=degenerate)
+
+    def _run(self, mask: np.ndarray, offsets: np.ndarray):
+        return group_fairness_lists(mask, offsets, self.FAMILY, step=self.param("step"),
+                                    normalization=self.param("normalization"), **self.math_options())
+
+
+class _rND(GroupFairnessMeasure):
+    r"""Normalised discounted difference (Yang & Stoyanovich 2017; PAIR Eq. 2-3).
+
+    .. math::  \mathrm{rND} = \frac{\mathrm{raw} - \min}{\max - \min}, \qquad
+               \mathrm{raw} = \sum_{i = s, 2s, \ldots \le N} \frac{1}{\log_2(i + 1)} \left| \frac{c_i}{i} - \frac{p}{N} \right|
+
+    with :math:`c_i` protected documents among the top :math:`i`, :math:`p` of :math:`N` overall;
+    min and max are exact over all rankings. 0 = fairest, 1 = least fair. Groups come from the run
+    column ``group`` or the resource named by ``group=``; by default every group is taken in turn
+    as the protected one and the worst value is reported (for two groups rND does not depend on
+    the choice). A query with one group only gets 0.
+    """
+
+    __name__ = "rND"
+    NAME = __name__
+    FAMILY = "rnd"
+    PRETTY_NAME = "Normalised Discounted Difference"
+    SHORT_DESC = "Group fairness: discounted gap between a group's share of each prefix and of the whole list (0 = fairest)."
+    SUPPORTED_PARAMS = dict(_GROUP_PARAMS)
+
+
+class _rKL(GroupFairnessMeasure):
+    r"""Normalised discounted KL divergence (Yang & Stoyanovich 2017; PAIR Eq. 2, 4).
+
+    .. math::  \mathrm{raw} = \sum_{i = s, 2s, \ldots \le N} \frac{1}{\log_2(i + 1)}\,
+               \mathrm{KL}\!\left( (\tfrac{c_i}{i}, 1 - \tfrac{c_i}{i}) \,\middle\|\, (\tfrac{p}{N}, 1 - \tfrac{p}{N}) \right)
+
+    in bits with :math:`0 \log 0 = 0`, min-max normalised exactly. ``kl_eps=0.001`` reproduces
+    the reference code, which replaces a share of exactly 0 or 1 by 0.001.
+    """
+
+    __name__ = "rKL"
+    NAME = __name__
+    FAMILY = "rkl"
+    PRETTY_NAME = "Normalised Discounted KL Divergence"
+    SHORT_DESC = "Group fairness: discounted KL divergence of each prefix's group shares from the whole list's (0 = fairest)."
+    SUPPORTED_PARAMS = {
+        **_GROUP_PARAMS,
+        "kl_eps": measures.ParamInfo(dtype=(float, int), default=0.0, desc="0: 0 log 0 = 0 (default); 0.001: the reference code's substitution for shares of 0 or 1"),
+    }
+
+    def math_options(self) -> dict:
+        return {"kl_eps": float(self.param("kl_eps"))}
+
+
+class _rRD(GroupFairnessMeasure):
+    r"""Normalised discounted ratio difference (Yang & Stoyanovich 2017, the authors' one-sided form).
+
+    .. math::  \mathrm{raw} = \sum_{i = s, 2s, \ldots \le N} \frac{1}{\log_2(i + 1)} \max\!\left(0,\ \frac{p}{N - p} - \frac{c_i}{i - c_i}\right)
+
+    Only under-representation of the protected group counts, so rRD depends on which group is
+    protected (by default: each in turn, reporting the worst). A prefix without unprotected
+    documents has ratio :math:`\infty` and adds 0; ``all_protected='zero'`` reproduces the
+    reference code, which sets that ratio to 0.
+    """
+
+    __name__ = "rRD"
+    NAME = __name__
+    FAMILY = "rrd"
+    PRETTY_NAME = "Normalised Discounted Ratio Difference"
+    SHORT_DESC = "Group fairness: discounted under-representation of the protected group's ratio in each prefix (0 = fairest)."
+    SUPPORTED_PARAMS = {
+        **_GROUP_PARAMS,
+        "all_protected": measures.ParamInfo(dtype=str, choices=("limit", "zero"), default="limit", desc="ratio of a prefix with no unprotected document: 'limit' (infinite, adds 0) or 'zero' (the reference code)"),
+    }
+
+    def math_options(self) -> dict:
+        return {"all_protected": self.param("all_protected")}
+
+
+rND = _rND()
+rKL = _rKL()
+rRD = _rRD()

@@ -1,0 +1,90 @@
+"""One ir_measures Provider serving every :class:`PairMeasure`, built-in or from a plugin.
+
+The evaluator sorts a run once into :class:`RankedLists` (cut at the deepest cutoff asked for)
+and lets each measure compute all queries at once; no Python loop runs per query.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Iterable, Iterator, List
+
+import numpy as np
+from ir_measures import Metric, providers
+from ir_measures.util import QrelsConverter, RunConverter
+
+from .base import DegenerateQueryWarning, PairMeasure
+from .ranked import QrelsLookup, build_ranked_lists
+
+__all__ = ["PairProvider", "PairEvaluator", "provider"]
+
+
+class PairProvider(providers.Provider):
+    """Evaluates every :class:`PairMeasure` (claimed by class, so plugin measures need no provider)."""
+
+    NAME = "pairmeasures"
+
+    def supports(self, measure) -> bool:
+        measure.validate_params()
+        return isinstance(measure, PairMeasure)
+
+    def run_inputs(self, measures: Iterable[PairMeasure]) -> List[str]:
+        columns = {"query_id", "doc_id", "score"}
+        for measure in measures:
+            columns.update(measure.run_columns())
+        return sorted(columns)
+
+    def qrel_inputs(self, measures: Iterable[PairMeasure]) -> List[str]:
+        return ["query_id", "doc_id", "relevance"]
+
+    def _evaluator(self, measures, qrels) -> "PairEvaluator":
+        return PairEvaluator(list(measures), qrels)
+
+
+class PairEvaluator(providers.Evaluator):
+    """Scores runs against fixed qrels for a set of pairmeasures measures."""
+
+    def __init__(self, measures: List[PairMeasure], qrels):
+        frame = QrelsConverter(qrels, strict=False).as_pd_dataframe()
+        for column in ("query_id", "doc_id", "relevance"):
+            if column not in frame.columns:
+                raise ValueError(f"qrels need a {column!r} column; found {list(frame.columns)}")
+        query_ids = frame["query_id"].astype(str).unique()
+        super().__init__(measures, set(query_ids))
+        self.query_ids = np.asarray(query_ids, dtype=object)
+        self._qrels = frame
+        self._lookup = None
+
+    def _relevance(self) -> QrelsLookup:
+        if self._lookup is None:
+            self._lookup = QrelsLookup(self._qrels)
+        return self._lookup
+
+    def _iter_calc(self, run) -> Iterator[Metric]:
+        frame = RunConverter(run, strict=False).as_pd_dataframe()
+        cutoffs = [m.param("cutoff") for m in self.measures]
+        depth = None if any(c is None for c in cutoffs) else max(cutoffs, default=None)
+        columns = sorted({c for m in self.measures for c in m.run_columns()})
+        needs_relevance = any(m.param("rel") is not None for m in self.measures)
+        lists = build_ranked_lists(frame, self.query_ids, depth, columns,
+                                   self._relevance() if needs_relevance else None)
+        for measure in self.measures:
+            result = measure.evaluate(lists)
+            if result.degenerate.any():
+                _warn_degenerate(measure, lists.query_ids, result.degenerate)
+            for query_id, value in zip(lists.query_ids, result.values.tolist()):
+                yield Metric(query_id=query_id, measure=measure, value=value)
+
+
+def _warn_degenerate(measure: PairMeasure, query_ids: np.ndarray, degenerate: np.ndarray) -> None:
+    examples = ", ".join(repr(q) for q in query_ids[degenerate][:3])
+    count = int(degenerate.sum())
+    warnings.warn(
+        f"{measure}: {count} of {degenerate.size} queries had nothing to measure "
+        f"({measure.DEGENERATE_REASON}) and were given {measure.DEGENERATE}; e.g. {examples}",
+        DegenerateQueryWarning,
+        stacklevel=3,
+    )
+
+
+provider = PairProvider()

@@ -1,0 +1,232 @@
+"""A whole run as ranked lists: one flat, sorted set of arrays with per-query offsets.
+
+Built once per evaluation from the run DataFrame (factorise query ids, sort once, cut at the
+deepest cutoff any measure needs) and shared by every measure, which narrows it with
+:meth:`RankedLists.head` and :meth:`RankedLists.select` and hands arrays to :mod:`pairmeasures.math`.
+
+Ties: documents of one query are ordered by score descending, then by document id descending,
+as trec_eval (and therefore pytrec_eval's nDCG) does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Mapping, Optional
+
+import numpy as np
+
+from ..math import list_index, list_lengths
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["RankedLists", "build_ranked_lists", "RunInputError"]
+
+
+class RunInputError(ValueError):
+    """The run cannot be evaluated as given (a missing column, a NaN score, a duplicate document...)."""
+
+
+@dataclass(frozen=True)
+class RankedLists:
+    """Ranked lists of many queries, rows in rank order, list ``q`` owning rows ``offsets[q]:offsets[q+1]``.
+
+    Every judged query has a list, possibly empty. ``ranks`` are 0-based positions in the
+    system's full ranking (before any filtering), ``relevance`` is the qrel of each row (NaN when
+    unjudged, or when no measure asked for relevance), ``columns`` holds the run's side columns
+    (``polarity``, ``group``, ...) for the same rows.
+    """
+
+    query_ids: np.ndarray
+    offsets: np.ndarray
+    doc_ids: np.ndarray
+    scores: np.ndarray
+    ranks: np.ndarray
+    relevance: np.ndarray
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Number of documents in each list."""
+        return list_lengths(self.offsets)
+
+    @property
+    def row_query(self) -> np.ndarray:
+        """For every row, the index of its list."""
+        return list_index(self.offsets)
+
+    def __len__(self) -> int:
+        return int(self.doc_ids.shape[0])
+
+    def row_query_ids(self) -> np.ndarray:
+        """Query id of every row."""
+        return self.query_ids[self.row_query]
+
+    def describe(self, row: int) -> str:
+        """Human-readable name of a row, for error messages."""
+        return f"document {self.doc_ids[row]!r} of query {self.query_ids[self.row_query[row]]!r}"
+
+    def select(self, keep: np.ndarray) -> "RankedLists":
+        """The same lists restricted to the rows where ``keep`` is true (order kept)."""
+        keep = np.asarray(keep, dtype=bool)
+        counts = np.bincount(self.row_query[keep], minlength=self.query_ids.size)
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return RankedLists(
+            query_ids=self.query_ids,
+            offsets=offsets,
+            doc_ids=self.doc_ids[keep],
+            scores=self.scores[keep],
+            ranks=self.ranks[keep],
+            relevance=self.relevance[keep],
+            columns={name: values[keep] for name, values in self.columns.items()},
+        )
+
+    def head(self, cutoff: Optional[int]) -> "RankedLists":
+        """The top ``cutoff`` documents of every system ranking (all of them for ``None``)."""
+        if cutoff is None:
+            return self
+        return self.select(self.ranks < cutoff)
+
+    def with_columns(self, **columns: np.ndarray) -> "RankedLists":
+        """A copy with extra (or replaced) per-row columns."""
+        return replace(self, columns={**self.columns, **columns})
+
+    def column(self, name: str) -> np.ndarray:
+        """The per-row values of a side column; a clear error when the run lacks it."""
+        if name not in self.columns:
+            raise RunInputError(f"the run has no {name!r} column")
+        return self.columns[name]
+
+
+def _first_rows(run: "pd.DataFrame", rows: np.ndarray, limit: int = 3) -> str:
+    shown = [f"document {run['doc_id'].iloc[r]!r} of query {run['query_id'].iloc[r]!r}" for r in rows[:limit]]
+    more = f" and {rows.size - limit} more" if rows.size > limit else ""
+    return ", ".join(shown) + more
+
+
+def _break_ties(order: np.ndarray, row_query: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray,
+                depth: Optional[int]) -> None:
+    """Reorder, in place, runs of equal (query, score) rows by document id descending.
+
+    Only tie runs that start within ``depth`` of their query's top can change a cut ranking.
+    """
+    sorted_query = row_query[order]
+    sorted_score = scores[order]
+    tied_next = (sorted_query[1:] == sorted_query[:-1]) & (sorted_score[1:] == sorted_score[:-1])
+    if not tied_next.any():
+        return
+    run_start = np.concatenate([[True], ~tied_next])
+    run_id = np.cumsum(run_start) - 1
+    in_tie = np.concatenate([tied_next, [False]]) | np.concatenate([[False], tied_next])
+    if depth is not None:
+        query_start = np.concatenate([[True], sorted_query[1:] != sorted_query[:-1]])
+        position = np.arange(order.size)
+        first_of_query = np.maximum.accumulate(np.where(query_start, position, 0))
+        rank = position - first_of_query
+        run_start_rank = rank[run_start]
+        in_tie &= run_start_rank[run_id] < depth
+    import pandas as pd
+
+    positions = np.flatnonzero(in_tie)
+    frame = pd.DataFrame({"run": run_id[positions], "doc": doc_ids[order[positions]].astype(str)})
+    permutation = frame.sort_values(["run", "doc"], ascending=[True, False], kind="stable").index.to_numpy()
+    order[positions] = order[positions][permutation]
+
+
+def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Optional[int], columns: list[str],
+                       relevance: Optional["QrelsLookup"] = None) -> RankedLists:
+    """Sort ``run`` once into :class:`RankedLists` for the judged ``query_ids``.
+
+    ``depth`` keeps the top ``depth`` documents per query (all for ``None``); ``columns`` are the
+    side columns to carry; ``relevance`` attaches qrels to the kept rows.
+    """
+    import pandas as pd
+
+    query_ids = np.asarray(query_ids, dtype=object)
+    n_queries = query_ids.size
+    empty = len(run) == 0
+    missing = [name for name in ["query_id", "doc_id", "score"] + list(columns) if name not in run.columns]
+    if empty or len(run.columns) == 0:
+        missing = []
+    if missing:
+        raise RunInputError(
+            f"the run has no {', '.join(repr(m) for m in missing)} column (found {list(run.columns)}). "
+            "Side columns come from a DataFrame or a PyTerrier transformer; TREC run files and ScoredDoc "
+            "tuples cannot carry them. Alternatively, name a resource in the measure, e.g. Duo(polarity='tsv:FILE')."
+        )
+    if empty:
+        return RankedLists(
+            query_ids=query_ids,
+            offsets=np.zeros(n_queries + 1, dtype=np.int64),
+            doc_ids=np.empty(0, dtype=object),
+            scores=np.empty(0),
+            ranks=np.empty(0, dtype=np.int64),
+            relevance=np.empty(0),
+            columns={name: np.empty(0, dtype=object) for name in columns},
+        )
+
+    codes, uniques = pd.factorize(run["query_id"], use_na_sentinel=True)
+    judged = pd.Index(query_ids).get_indexer([str(u) for u in uniques])
+    row_query = np.where(codes >= 0, judged[codes], -1) if uniques.size else np.full(len(run), -1)
+    scores = pd.to_numeric(run["score"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.flatnonzero((row_query >= 0) & np.isnan(scores))
+    if bad.size:
+        raise RunInputError(f"the run has missing or non-numeric scores for {_first_rows(run, bad)}; "
+                            "every ranked document needs a score")
+    candidates = np.flatnonzero(row_query >= 0)
+    order = candidates[np.lexsort((-scores[candidates], row_query[candidates]))]
+    doc_column = run["doc_id"].to_numpy()
+    _break_ties(order, row_query, scores, doc_column, depth)
+
+    counts = np.bincount(row_query[order], minlength=n_queries)
+    full_offsets = np.concatenate([[0], np.cumsum(counts)])
+    ranks = np.arange(order.size) - full_offsets[row_query[order]]
+    if depth is not None:
+        keep = ranks < depth
+        order, ranks = order[keep], ranks[keep]
+        counts = np.minimum(counts, depth)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+    doc_ids = np.array([str(d) for d in doc_column[order]], dtype=object)
+    kept_query = query_ids[row_query[order]]
+    duplicated = pd.DataFrame({"q": kept_query, "d": doc_ids}).duplicated().to_numpy()
+    if duplicated.any():
+        rows = order[np.flatnonzero(duplicated)]
+        raise RunInputError(f"the run ranks the same document twice for {_first_rows(run, rows)}; "
+                            "drop duplicate (query, document) rows first")
+    lists = RankedLists(
+        query_ids=query_ids,
+        offsets=offsets,
+        doc_ids=doc_ids,
+        scores=scores[order],
+        ranks=ranks.astype(np.int64),
+        relevance=np.full(order.size, np.nan),
+        columns={name: run[name].to_numpy()[order] for name in columns},
+    )
+    if relevance is not None:
+        lists = replace(lists, relevance=relevance.lookup(kept_query, doc_ids))
+    return lists
+
+
+class QrelsLookup:
+    """Relevance of (query, document) pairs from a qrels DataFrame (last judgement wins)."""
+
+    def __init__(self, qrels: "pd.DataFrame"):
+        import pandas as pd
+
+        frame = pd.DataFrame({
+            "query_id": qrels["query_id"].astype(str).to_numpy(),
+            "doc_id": qrels["doc_id"].astype(str).to_numpy(),
+            "relevance": pd.to_numeric(qrels["relevance"], errors="coerce").to_numpy(dtype=np.float64),
+        }).drop_duplicates(["query_id", "doc_id"], keep="last")
+        self._index = pd.MultiIndex.from_arrays([frame["query_id"].to_numpy(), frame["doc_id"].to_numpy()])
+        self._relevance = frame["relevance"].to_numpy()
+
+    def lookup(self, query_ids: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+        """Relevance per pair; NaN for unjudged pairs."""
+        import pandas as pd
+
+        if len(query_ids) == 0:
+            return np.empty(0)
+        position = self._index.get_indexer(pd.MultiIndex.from_arrays([query_ids, doc_ids]))
+        return np.where(position >= 0, self._relevance[np.maximum(position, 0)], np.nan)

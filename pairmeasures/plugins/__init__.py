@@ -1,0 +1,102 @@
+"""Layer 4: plugins. Built-in and third-party measure families register through the same pluggy hooks.
+
+Third-party plugins are found through the ``pairmeasures`` entry-point group. A plugin that
+fails to load (import error, misspelt hook, hook raising) is skipped with a
+:class:`PluginLoadWarning` naming it; everything else keeps working. Set
+``PAIRMEASURES_DISABLE_PLUGIN_AUTOLOAD=1`` to load no third-party plugin, or
+``PAIRMEASURES_DISABLE_PLUGINS=name,other`` to block some by entry-point name.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from importlib import metadata
+
+import pluggy
+
+hookimpl = pluggy.HookimplMarker("pairmeasures")
+
+ENTRY_POINT_GROUP = "pairmeasures"
+
+__all__ = ["hookimpl", "PluginLoadWarning", "plugin_manager", "register_plugins", "ENTRY_POINT_GROUP"]
+
+
+class PluginLoadWarning(UserWarning):
+    """A plugin could not be loaded or registered and was skipped."""
+
+
+def _warn(name: str, what: str, exc: BaseException) -> None:
+    warnings.warn(f"pairmeasures plugin {name!r} {what} and is skipped: {type(exc).__name__}: {exc}",
+                  PluginLoadWarning, stacklevel=3)
+
+
+def plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
+    """A plugin manager with the built-in plugin and (unless disabled) every installed plugin."""
+    from . import builtin, hookspecs
+
+    manager = pluggy.PluginManager(ENTRY_POINT_GROUP)
+    manager.add_hookspecs(hookspecs)
+    manager.register(builtin, name="builtin")
+    for name in filter(None, os.environ.get("PAIRMEASURES_DISABLE_PLUGINS", "").split(",")):
+        manager.set_blocked(name.strip())
+    if not load_entry_points or os.environ.get("PAIRMEASURES_DISABLE_PLUGIN_AUTOLOAD"):
+        return manager
+    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if manager.is_blocked(entry_point.name) or manager.has_plugin(entry_point.name):
+            continue
+        try:
+            manager.register(entry_point.load(), name=entry_point.name)
+        except Exception as exc:  # a broken plugin must not break the package
+            _warn(entry_point.name, f"({entry_point.value}) could not be loaded", exc)
+            continue
+        try:
+            manager.check_pending()
+        except pluggy.PluginValidationError as exc:
+            manager.unregister(name=entry_point.name)
+            _warn(entry_point.name, "implements a hook pairmeasures does not define", exc)
+    return manager
+
+
+def _hook_results(manager: pluggy.PluginManager, hook_name: str):
+    """(plugin name, result) per implementation, built-in first, then in registration order."""
+    for impl in reversed(getattr(manager.hook, hook_name).get_hookimpls()):
+        try:
+            yield impl.plugin_name, impl.function()
+        except Exception as exc:
+            _warn(impl.plugin_name, f"failed in {hook_name}()", exc)
+
+
+def register_plugins(manager: pluggy.PluginManager) -> None:
+    """Register every plugin's resource schemes and measures, and the provider, with ir_measures."""
+    import ir_measures
+
+    from .. import sideinfo
+    from ..measures import PairMeasure, provider
+
+    for name, schemes in _hook_results(manager, "pairmeasures_side_info_schemes"):
+        for scheme, factory in dict(schemes or {}).items():
+            if scheme in sideinfo.schemes() and name != "builtin":
+                warnings.warn(f"pairmeasures plugin {name!r}: resource scheme {scheme!r} is taken; skipped",
+                              PluginLoadWarning, stacklevel=2)
+                continue
+            sideinfo.register_scheme(scheme, factory)
+
+    registry = ir_measures.measures.registry
+    for name, measures in _hook_results(manager, "pairmeasures_measures"):
+        for measure in measures or ():
+            if not isinstance(measure, PairMeasure):
+                warnings.warn(f"pairmeasures plugin {name!r}: {measure!r} is not a pairmeasures.PairMeasure; skipped",
+                              PluginLoadWarning, stacklevel=2)
+                continue
+            known = registry.get(measure.NAME)
+            if known is None:
+                ir_measures.measures.register(measure, name=measure.NAME)
+            elif type(known) is not type(measure):
+                warnings.warn(f"pairmeasures plugin {name!r}: a measure named {measure.NAME!r} is already "
+                              f"registered ({type(known).__module__}); skipped", PluginLoadWarning, stacklevel=2)
+
+    pipeline = ir_measures.DefaultPipeline.providers
+    if all(getattr(p, "NAME", None) != provider.NAME for p in pipeline):
+        pipeline.append(provider)
+        ir_measures.providers.register(provider)

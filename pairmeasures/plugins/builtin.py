@@ -1,0 +1,17 @@
+"""The built-in plugin: pairmeasures' own measures and resource schemes, through the public hooks."""
+
+from __future__ import annotations
+
+from .. import sideinfo
+from ..measures import BUILTIN_MEASURES
+from . import hookimpl
+
+
+@hookimpl
+def pairmeasures_measures():
+    return list(BUILTIN_MEASURES)
+
+
+@hookimpl
+def pairmeasures_side_info_schemes():
+    return {"tsv": sideinfo.tsv_scheme, "beir": sideinfo.beir_scheme}
