@@ -137,9 +137,10 @@ def _padded(mask: np.ndarray, lengths: np.ndarray, measure: str, step: int, kl_e
     depth = np.arange(1, width + 1)
     top_counts = np.cumsum(mask, axis=1)
     within = depth[None, :] <= lengths[:, None]
-    disparity = prefix_disparity(measure, top_counts, depth[None, :], protected_total[:, None], lengths[:, None],
-                                 kl_eps, all_protected)
-    raw = np.where(within, weights[None, 1:] * disparity, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore"):  # padding beyond a list's end may give NaN; masked out
+        disparity = prefix_disparity(measure, top_counts, depth[None, :], protected_total[:, None],
+                                     lengths[:, None], kl_eps, all_protected)
+    raw = (weights[None, 1:] * np.where(within, disparity, 0.0)).sum(axis=1)
 
     # Lattice paths: state c = protected items among the top i.
     most = int(protected_total.max(initial=0))

@@ -1,0 +1,30 @@
+# Two entry points (see README.md): `make demo` and `make test`. Each builds the virtual
+# environment it needs on first use; later runs reuse it until pyproject.toml changes.
+PYTHON ?= python3
+VENV := .venv
+TEST_VENV := .venv-test
+PIP_FLAGS := --quiet --disable-pip-version-check
+
+.PHONY: demo test benchmarks clean
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/pairmeasures demo
+
+test: $(TEST_VENV)/.installed
+	$(TEST_VENV)/bin/python -m pytest
+
+benchmarks: $(TEST_VENV)/.installed
+	for script in benchmarks/*.py; do $(TEST_VENV)/bin/python $$script || exit 1; done
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install $(PIP_FLAGS) -e .
+	touch $@
+
+$(TEST_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(TEST_VENV)
+	$(TEST_VENV)/bin/pip install $(PIP_FLAGS) -e '.[test]'
+	touch $@
+
+clean:
+	rm -rf $(VENV) $(TEST_VENV) .pytest_cache .hypothesis

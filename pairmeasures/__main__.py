@@ -1,0 +1,3 @@
+from .apps.cli import main
+
+raise SystemExit(main())

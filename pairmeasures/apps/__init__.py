@@ -1,0 +1,1 @@
+"""Layer 8: applications built on the library: the command line, tables and reports."""

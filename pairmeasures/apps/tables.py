@@ -1,0 +1,33 @@
+"""Result tables as Markdown, CSV or JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+
+FORMATS = ("markdown", "csv", "json")
+
+
+def _cell(value, digits: int) -> str:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.{digits}f}"
+    return str(value)
+
+
+def render(frame: "pd.DataFrame", fmt: str = "markdown", digits: int = 4) -> str:
+    """``frame`` as text in ``fmt`` (one of :data:`FORMATS`)."""
+    if fmt == "csv":
+        return frame.to_csv(index=False, float_format=f"%.{digits}f")
+    if fmt == "json":
+        records = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+                   for row in frame.to_dict(orient="records")]
+        return json.dumps(records, indent=2, default=str) + "\n"
+    if fmt != "markdown":
+        raise ValueError(f"unknown table format {fmt!r}; use one of {FORMATS}")
+    header = [str(c) for c in frame.columns]
+    rows = [[_cell(v, digits) for v in row] for row in frame.itertuples(index=False)]
+    numeric = [frame[c].dtype.kind in "fi" for c in frame.columns]
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,43 @@
+"""The embedded demo: a toy corpus of arguments on three controversial questions, three toy systems."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+
+__all__ = ["ToyData", "load_toy"]
+
+
+@dataclass(frozen=True)
+class ToyData:
+    """Topics, qrels, documents and one result frame per toy system, in PyTerrier's column names.
+
+    Result frames carry the side columns the bias measures read: ``polarity`` (hand-set, + = pro)
+    and ``group`` (``pro``/``con``), plus the document ``text``.
+    """
+
+    topics: "pd.DataFrame"
+    qrels: "pd.DataFrame"
+    documents: "pd.DataFrame"
+    runs: dict
+
+
+def load_toy() -> ToyData:
+    """Load the toy corpus shipped with the package."""
+    import pandas as pd
+
+    data = json.loads(resources.files(__package__).joinpath("toy.json").read_text(encoding="utf-8"))
+    documents = pd.DataFrame(data["documents"])
+    by_docno = documents.set_index("docno")
+    runs = {}
+    for name, rankings in data["systems"].items():
+        rows = []
+        for qid, docnos in rankings.items():
+            for rank, docno in enumerate(docnos):
+                doc = by_docno.loc[docno]
+                rows.append({"qid": qid, "docno": docno, "score": float(len(docnos) - rank), "rank": rank,
+                             "text": doc["text"], "polarity": doc["polarity"], "group": doc["group"]})
+        runs[name] = pd.DataFrame(rows)
+    return ToyData(topics=pd.DataFrame(data["queries"]), qrels=pd.DataFrame(data["qrels"]),
+                   documents=documents, runs=runs)
