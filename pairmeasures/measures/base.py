@@ -72,6 +72,24 @@ class PairMeasure(measures.Measure):
     def DEFAULT(self) -> float:  # type: ignore[override]  # ir_measures reads it as an attribute
         return self.DEGENERATE
 
+    def __call__(self, **params) -> "PairMeasure":
+        """A copy with other parameters, checked at once so a typo fails where it is written."""
+        measure = super().__call__(**params)
+        measure.check_params()
+        return measure
+
+    def check_params(self) -> None:
+        """Raise a ValueError naming any unknown parameter or invalid value."""
+        unknown = sorted(set(self.params) - set(self.SUPPORTED_PARAMS))
+        if unknown:
+            raise ValueError(f"{self.NAME} has no parameter {', '.join(map(repr, unknown))}; "
+                             f"supported: {', '.join(self.SUPPORTED_PARAMS)}")
+        for name, value in self.params.items():
+            info = self.SUPPORTED_PARAMS[name]
+            if not info.validate(value):
+                choices = "" if info.choices is measures.base._NOT_PROVIDED else f" (one of {list(info.choices)})"
+                raise ValueError(f"{self.NAME}: invalid {name}={value!r}; expected {info.desc}{choices}")
+
     def param(self, name: str):
         """The value of a parameter, its default when not given, ``None`` when it has neither."""
         value = self[name]

@@ -1,0 +1,252 @@
+"""Measures through the real APIs: ir_measures parsing and evaluation, side inputs, bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import ir_measures
+import numpy as np
+import pandas as pd
+import pytest
+from ir_measures import P, nDCG
+
+import pairmeasures as pm
+from pairmeasures.math import duo, group_fairness_lists, rkl, rnd, rrd
+
+QRELS = list(ir_measures.read_trec_qrels("""
+q1 0 a 2
+q1 0 b 1
+q1 0 c 0
+q1 0 d 1
+q2 0 f 1
+q2 0 g 1
+q3 0 z 1
+"""))
+
+
+def frame(rows, columns=("query_id", "doc_id", "score", "polarity", "group")):
+    return pd.DataFrame(rows, columns=list(columns))
+
+
+RUN = frame([
+    ("q1", "a", 5.0, 0.9, "x"), ("q1", "b", 4.0, 0.8, "x"), ("q1", "c", 3.0, -0.7, "y"),
+    ("q1", "d", 2.0, -0.9, "y"), ("q1", "e", 1.0, 0.1, "x"),
+    ("q2", "f", 4.0, 1.0, "x"), ("q2", "g", 3.0, -1.0, "y"), ("q2", "h", 2.0, 1.0, "x"), ("q2", "i", 1.0, -1.0, "y"),
+    ("q9", "u", 1.0, 0.5, "x"),  # not judged: ignored, as pytrec_eval does
+])
+
+
+def per_query(measure, qrels=QRELS, run=RUN):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
+        return {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+
+
+def test_measures_parse_and_are_values():
+    assert ir_measures.parse_measure("Duo(step=2)@10") == pm.Duo(step=2) @ 10
+    assert repr(pm.Duo(step=1) @ 5) == "Duo@5"  # defaults are omitted
+    assert ir_measures.parse_measure("rKL(kl_eps=0.001,protected='y')@10") == pm.rKL(kl_eps=0.001, protected="y") @ 10
+    assert ir_measures.parse_measure("rRD(all_protected='zero')") == pm.rRD(all_protected="zero")
+    assert len({pm.Duo @ 10, ir_measures.parse_measure("Duo@10")}) == 1
+    assert pm.Duo @ 10 != pm.Duo @ 5
+
+
+def test_invalid_parameters_fail_where_they_are_written():
+    with pytest.raises(ValueError, match=r"Duo: invalid axes='median'.*one of \['max', 'mean'\]"):
+        pm.Duo(axes="median")
+    with pytest.raises(ValueError, match="rND has no parameter 'kl_eps'; supported: cutoff, rel"):
+        ir_measures.parse_measure("rND(kl_eps=0.1)")
+    with pytest.raises(ValueError, match="invalid cutoff='10'"):
+        pm.Duo @ "10"
+
+
+def test_values_equal_the_math_on_each_query():
+    values = per_query(pm.Duo @ 10)
+    assert values["q1"] == pytest.approx(duo([0.9, 0.8, -0.7, -0.9, 0.1]))
+    assert values["q2"] == pytest.approx(duo([1.0, -1.0, 1.0, -1.0]))
+    assert values["q3"] == 0.5  # judged, nothing retrieved
+    assert "q9" not in values
+    group = per_query(pm.rKL @ 4)
+    assert group["q1"] == pytest.approx(rkl([False, False, True, True]))
+
+
+def test_calc_aggregate_mixes_relevance_and_bias():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
+        result = ir_measures.calc_aggregate([nDCG @ 10, pm.Duo @ 10, pm.rND @ 10], QRELS, RUN)
+    assert set(result) == {nDCG @ 10, pm.Duo @ 10, pm.rND @ 10}
+    duo_values = per_query(pm.Duo @ 10)
+    assert result[pm.Duo @ 10] == pytest.approx(np.mean(list(duo_values.values())))
+
+
+def test_cutoff_applies_to_the_ranking_then_rel_filters():
+    # Top 3 of q1 are a, b, c; with rel=1 only a, b remain (c is judged 0, d is beyond the cutoff).
+    assert per_query(pm.Duo(rel=1) @ 3)["q1"] == 0.5  # two documents: nothing to order
+    assert per_query(pm.Duo(rel=1) @ 4)["q1"] == pytest.approx(duo([0.9, 0.8, -0.9]))
+    assert per_query(pm.Duo(rel=1))["q1"] == pytest.approx(duo([0.9, 0.8, -0.9]))
+
+
+def test_ties_follow_trec_eval_score_then_docno_descending():
+    qrels = list(ir_measures.read_trec_qrels("q1 0 d1 1\nq1 0 d3 0\nq1 0 d2 0"))
+    run = frame([("q1", "d1", 1.0, -1.0, "x"), ("q1", "d3", 1.0, 1.0, "y"), ("q1", "d2", 1.0, 0.9, "y"),
+                 ("q1", "d0", 0.5, -0.9, "x")])
+    # trec_eval puts d3 first among the tied documents, so P@1 = 0 there.
+    assert ir_measures.calc_aggregate([P @ 1], qrels, run)[P @ 1] == 0.0
+    # Same order for our measures: d3, d2, d1, d0.
+    assert per_query(pm.Duo @ 10, qrels, run)["q1"] == pytest.approx(duo([1.0, 0.9, -1.0, -0.9]))
+    assert per_query(pm.rND @ 2, qrels, run)["q1"] == 0.0  # top 2 = d3, d2: one group only
+    shuffled = run.sample(frac=1.0, random_state=3)
+    assert per_query(pm.Duo @ 10, qrels, shuffled) == per_query(pm.Duo @ 10, qrels, run)
+
+
+def test_tie_across_the_cutoff_is_resolved_by_docno():
+    qrels = list(ir_measures.read_trec_qrels("q1 0 a 1\n"))
+    run = frame([("q1", "a", 2.0, 1.0, "x"), ("q1", "b", 1.0, 0.5, "x"), ("q1", "c", 1.0, -0.5, "y"),
+                 ("q1", "d", 1.0, -1.0, "y")])
+    # Cut at 3: a, then d and c (docno descending) from the tie.
+    assert per_query(pm.Duo @ 3, qrels, run)["q1"] == pytest.approx(duo([1.0, -1.0, -0.5]))
+
+
+def test_worst_group_and_named_protected_group():
+    run = frame([("q1", "a", 6.0, 0.0, "x"), ("q1", "b", 5.0, 0.0, "x"), ("q1", "c", 4.0, 0.0, "y"),
+                 ("q1", "d", 3.0, 0.0, "z"), ("q1", "e", 2.0, 0.0, "y"), ("q1", "f", 1.0, 0.0, "z")])
+    labels = np.array(["x", "x", "y", "z", "y", "z"])
+    expected = {g: rrd(labels == g) for g in "xyz"}
+    assert per_query(pm.rRD, QRELS, run)["q1"] == pytest.approx(max(expected.values()))
+    assert per_query(pm.rRD(protected="z"), QRELS, run)["q1"] == pytest.approx(expected["z"])
+    assert per_query(pm.rND(protected="nobody"), QRELS, run)["q1"] == 0.0
+
+
+def test_two_groups_rnd_does_not_depend_on_the_protected_choice():
+    assert per_query(pm.rND(protected="x"))["q1"] == pytest.approx(per_query(pm.rND(protected="y"))["q1"])
+    assert per_query(pm.rND)["q1"] == pytest.approx(rnd([False, False, True, True, False]))
+
+
+def test_numeric_group_labels_match_protected_given_as_text():
+    run = RUN.assign(group=RUN["group"].map({"x": 1, "y": 0}))
+    assert per_query(pm.rRD(protected="1"), QRELS, run) == per_query(pm.rRD(protected="x"))
+
+
+def test_reference_options_reach_the_math():
+    mask = np.array([True, True, False, False, True])  # q1's groups x, x, y, y, x with x protected
+    expected = group_fairness_lists(mask, [0, 5], "rkl", normalization="max", kl_eps=0.001).value[0]
+    assert per_query(pm.rKL(protected="x", normalization="max", kl_eps=0.001))["q1"] == pytest.approx(expected)
+
+
+def test_multi_axis_polarity_takes_the_most_biased_axis():
+    run = RUN.assign(polarity=[(p, -p * p) for p in RUN["polarity"]])
+    q1 = np.array([(p, -p * p) for p in [0.9, 0.8, -0.7, -0.9, 0.1]])
+    per_axis = duo(q1)
+    assert per_query(pm.Duo, QRELS, run)["q1"] == pytest.approx(per_axis.max())
+    assert per_query(pm.Duo(axes="mean"), QRELS, run)["q1"] == pytest.approx(per_axis.mean())
+
+
+def test_signed_duo_measure():
+    leaning = [0.9, 0.8, 0.7, -0.9, -0.8]
+    run = frame([("q1", d, 5.0 - i, p, "x") for i, (d, p) in enumerate(zip("abcde", leaning))])
+    values = per_query(pm.Duo(signed=True) @ 10, QRELS, run)
+    assert values["q1"] == pytest.approx(duo(leaning, signed=True))
+    assert values["q1"] == pytest.approx(duo(leaning)) and values["q1"] > 0
+    flipped = per_query(pm.Duo(signed=True) @ 10, QRELS, run.assign(polarity=-run["polarity"]))
+    assert flipped["q1"] == pytest.approx(-values["q1"])
+
+
+def test_degenerate_queries_are_reported_once_per_measure():
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"Duo@10: 1 of 3 queries .* given 0\.5; e\.g\. 'q3'") as record:
+        ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, RUN)
+    assert len([w for w in record if issubclass(w.category, pm.DegenerateQueryWarning)]) == 1
+
+
+def test_missing_side_column_names_it_and_the_fix():
+    with pytest.raises(pm.RunInputError, match="no 'polarity' column"):
+        ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, RUN.drop(columns="polarity"))
+    scored = [ir_measures.ScoredDoc("q1", "a", 1.0)]
+    with pytest.raises(pm.RunInputError, match=r"no 'group' column.*TREC run files"):
+        ir_measures.calc_aggregate([pm.rND], QRELS, scored)
+
+
+def test_nan_polarity_names_query_and_document():
+    run = RUN.copy()
+    run.loc[2, "polarity"] = np.nan
+    with pytest.raises(pm.RunInputError, match=r"no polarity for document 'c' of query 'q1'.*missing='skip'"):
+        ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, run)
+    skipped = per_query(pm.Duo(missing="skip") @ 10, QRELS, run)
+    assert skipped["q1"] == pytest.approx(duo([0.9, 0.8, -0.9, 0.1]))
+    # Beyond the cutoff a missing value does not matter.
+    assert per_query(pm.Duo @ 2, QRELS, run)["q1"] == 0.5
+
+
+def test_infinite_polarity_is_an_error():
+    run = RUN.copy()
+    run.loc[0, "polarity"] = np.inf
+    with pytest.raises(pm.RunInputError, match="non-finite polarity inf for document 'a' of query 'q1'"):
+        ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, run)
+
+
+def test_bad_scores_and_duplicates():
+    run = RUN.copy()
+    run.loc[1, "score"] = np.nan
+    with pytest.raises(pm.RunInputError, match="scores for document 'b' of query 'q1'"):
+        ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, run)
+    doubled = pd.concat([RUN, RUN.iloc[[0]]])
+    with pytest.raises(pm.RunInputError, match="same document twice for document 'a' of query 'q1'"):
+        ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, doubled)
+
+
+def test_empty_run_gives_defaults_for_every_judged_query():
+    empty = pd.DataFrame({"query_id": [], "doc_id": [], "score": []})
+    with pytest.warns(pm.DegenerateQueryWarning, match="3 of 3 queries"):
+        values = {m.query_id: m.value for m in ir_measures.iter_calc([pm.Duo @ 10], QRELS, empty)}
+    assert values == {"q1": 0.5, "q2": 0.5, "q3": 0.5}
+
+
+def test_query_ids_of_other_types_match_as_text():
+    qrels = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    run = frame([(1, "a", 3.0, 1.0, "x"), (1, "b", 2.0, -1.0, "y"), (1, "c", 1.0, 0.2, "y")])
+    values = per_query(pm.Duo, qrels, run)
+    assert values["1"] == pytest.approx(duo([1.0, -1.0, 0.2]))
+    assert values["2"] == 0.5
+
+
+def test_run_inputs_declare_side_columns():
+    assert set(ir_measures.run_inputs([pm.Duo @ 10, nDCG @ 10])) == {"query_id", "doc_id", "score", "polarity"}
+    assert "group" in ir_measures.run_inputs([pm.rKL])
+    assert "polarity" not in ir_measures.run_inputs([pm.Duo(polarity="tsv:some.tsv")])
+
+
+def test_polarity_and_groups_from_resources(tmp_path):
+    scores = tmp_path / "polarity.tsv"
+    scores.write_text("query-id\tcorpus-id\tpolarity\nq1\ta\t0.9\nq1\tb\t-0.9\nq1\tc\t0.8\nq1\td\t-0.2\nq1\te\t0.0\n")
+    labels = tmp_path / "groups.tsv"
+    labels.write_text("corpus-id\tgroup\na\tp\nb\tq\nc\tp\nd\tq\ne\tq\n")
+    bare = RUN.drop(columns=["polarity", "group"])
+    values = per_query(pm.Duo(polarity=f"tsv:{scores}", missing="skip"), QRELS, bare)
+    assert values["q1"] == pytest.approx(duo([0.9, -0.9, 0.8, -0.2, 0.0]))
+    assert values["q2"] == 0.5  # nothing known for q2's documents: skipped, then degenerate
+    group = per_query(pm.rND(group=f"tsv:{labels}") @ 5, QRELS, bare.query("query_id == 'q1'"))
+    assert group["q1"] == pytest.approx(rnd([True, False, True, False, False]))
+
+
+def test_resource_missing_values_error_by_default(tmp_path):
+    labels = tmp_path / "groups.tsv"
+    labels.write_text("corpus-id\tgroup\na\tp\n")
+    with pytest.raises(pm.RunInputError, match=r"no group for document 'b' of query 'q1' in resource"):
+        ir_measures.calc_aggregate([pm.rND(group=f"tsv:{labels}")], QRELS, RUN.drop(columns="group"))
+
+
+def test_unknown_resource_scheme():
+    with pytest.raises(pm.sideinfo.SideInfoError, match="unknown side-information resource 'nope:x'"):
+        ir_measures.calc_aggregate([pm.Duo(polarity="nope:x")], QRELS, RUN)
+
+
+def test_gold_labels_of_a_beir_folder(data_dir):
+    folder = data_dir / "procon"
+    labels = pd.read_csv(folder / "labels.tsv", sep="\t", dtype=str)
+    query = labels["query-id"].iloc[0]
+    docs = labels[labels["query-id"] == query]
+    run = pd.DataFrame({"query_id": query, "doc_id": docs["corpus-id"], "score": np.arange(len(docs), 0, -1.0)})
+    qrels = pd.read_csv(folder / "qrels" / "test.tsv", sep="\t", dtype={"query-id": str, "corpus-id": str})
+    qrels = qrels.rename(columns={"query-id": "query_id", "corpus-id": "doc_id", "score": "relevance"})
+    value = per_query(pm.rKL(group=f"beir:{folder}") @ 10, qrels[qrels.query_id == query], run)[query]
+    top = docs["group"].to_numpy()[:10]
+    assert value == pytest.approx(rkl(top == top[0]))

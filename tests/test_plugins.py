@@ -1,0 +1,120 @@
+"""Plugins: built-ins through the hooks, a broken plugin warns, the example plugin installs and runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import ir_measures
+import pytest
+
+import pairmeasures as pm
+from pairmeasures.plugins import PluginLoadWarning, plugin_manager
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def fake_distribution(folder: Path, name: str, entry_points: str) -> None:
+    """A ``<dist>.dist-info`` on sys.path is discovered like an installed package."""
+    info = folder / f"{name}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[pairmeasures]\n{entry_points}\n")
+
+
+def test_builtin_measures_come_through_the_hooks():
+    manager = plugin_manager(load_entry_points=False)
+    names = [m.NAME for result in manager.hook.pairmeasures_measures() for m in result]
+    assert {"Duo", "rND", "rKL", "rRD"} <= set(names)
+    schemes = {k for result in manager.hook.pairmeasures_side_info_schemes() for k in result}
+    assert {"tsv", "beir"} <= schemes
+    assert isinstance(ir_measures.measures.registry["Duo"], pm.PairMeasure)
+    assert any(p.NAME == "pairmeasures" for p in ir_measures.DefaultPipeline.providers)
+
+
+def test_broken_plugins_warn_and_the_rest_keeps_working(tmp_path, monkeypatch):
+    fake_distribution(tmp_path, "broken_plugin", "broken = no_such_module_for_pairmeasures")
+    (tmp_path / "typo_plugin.py").write_text(textwrap.dedent("""
+        import pairmeasures
+        @pairmeasures.hookimpl
+        def pairmeasures_measurez():
+            return []
+    """))
+    fake_distribution(tmp_path, "typo_plugin", "typo = typo_plugin")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.warns(PluginLoadWarning) as record:
+        manager = plugin_manager()
+    messages = " ".join(str(w.message) for w in record)
+    assert "'broken'" in messages and "no_such_module_for_pairmeasures" in messages
+    assert "'typo'" in messages and "pairmeasures_measurez" in messages
+    assert manager.has_plugin("builtin") and not manager.has_plugin("typo")
+    monkeypatch.setenv("PAIRMEASURES_DISABLE_PLUGINS", "broken,typo")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PluginLoadWarning)
+        plugin_manager()
+
+
+def run_python(code: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def installed_example_plugin(tmp_path_factory) -> Path:
+    """pip-install the example plugin into a private folder, as a user would install it."""
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--target", str(target), str(ROOT / "plugins" / "pairmeasures-exposure")],
+                   check=True, capture_output=True, text=True, timeout=600)
+    return target
+
+
+def test_example_plugin_parses_and_runs_in_pt_experiment(installed_example_plugin):
+    result = run_python("""
+        import warnings
+        import ir_measures, pandas as pd, pyterrier as pt
+        import pairmeasures as pm
+        measure = ir_measures.parse_measure("ExposureGap@3")
+        assert type(measure).__module__ == "pairmeasures_exposure", type(measure)
+        run = pd.DataFrame({"qid": ["1"] * 4, "docno": list("abcd"), "score": [4.0, 3, 2, 1],
+                            "group": ["m", "m", "f", "f"]})
+        qrels = pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]})
+        topics = pd.DataFrame({"qid": ["1"], "query": ["q"]})
+        table = pt.Experiment([pt.Transformer.from_df(run)], topics, qrels, eval_metrics=[measure],
+                              names=["sys"], validate="error")
+        expected = (1 + 1 / 1.584962500721156) / 2 - 0.5
+        assert abs(table["ExposureGap@3"].iloc[0] - expected) < 1e-9, table
+        print("ok", table["ExposureGap@3"].iloc[0])
+    """, PYTHONPATH=str(installed_example_plugin))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("ok")
+
+
+def test_example_plugin_can_be_blocked(installed_example_plugin):
+    result = run_python("""
+        import ir_measures, pairmeasures
+        print("ExposureGap" in ir_measures.measures.registry)
+    """, PYTHONPATH=str(installed_example_plugin), PAIRMEASURES_DISABLE_PLUGINS="exposure")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+def test_measure_name_clash_is_skipped_with_a_warning(tmp_path, monkeypatch):
+    (tmp_path / "clash_plugin.py").write_text(textwrap.dedent("""
+        import pairmeasures as pm
+        class _Duo(pm.PairMeasure):
+            NAME = "Duo"
+        @pm.hookimpl
+        def pairmeasures_measures():
+            return [_Duo()]
+    """))
+    fake_distribution(tmp_path, "clash_plugin", "clash = clash_plugin")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.warns(PluginLoadWarning, match="'Duo' is already registered"):
+        pm.register_plugins(plugin_manager())
+    assert type(ir_measures.measures.registry["Duo"]).__module__ == "pairmeasures.measures.duo"

@@ -1,0 +1,76 @@
+"""pt.Experiment reports relevance and bias side by side, with baselines and per-query output."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+from ir_measures import nDCG
+
+import pairmeasures as pm
+from pairmeasures.demo import load_toy
+from pairmeasures.math import duo
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return load_toy()
+
+
+def experiment(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
+        return pt.Experiment(*args, **kwargs)
+
+
+def test_experiment_with_baseline(toy):
+    names = list(toy.runs)
+    systems = [pt.Transformer.from_df(toy.runs[n]) for n in names]
+    table = experiment(systems, toy.topics, toy.qrels, eval_metrics=[nDCG @ 5, pm.Duo @ 5, pm.rKL @ 5],
+                       names=names, baseline=0).set_index("name")
+    assert {"Duo@5", "rKL@5", "Duo@5 p-value", "rKL@5 +", "nDCG@5"} <= set(table.columns)
+    assert table.loc["pro-first", "Duo@5"] == pytest.approx(1.0)
+    assert table.loc["interleaved", "Duo@5"] < 0.2 < table.loc["relevance-first", "Duo@5"]
+    assert table.loc["interleaved", "rKL@5"] == pytest.approx(0.0)
+
+
+def test_experiment_per_query_matches_math(toy):
+    run = toy.runs["relevance-first"]
+    table = experiment([run], toy.topics, toy.qrels, eval_metrics=[pm.Duo @ 5], names=["rf"], perquery=True)
+    for qid, value in table.set_index("qid")["value"].items():
+        top = run[run.qid == qid].sort_values("score", ascending=False)["polarity"].to_numpy()[:5]
+        assert value == pytest.approx(duo(top))
+
+
+def test_experiment_in_batches_and_with_string_measures(toy):
+    import ir_measures
+
+    metrics = [ir_measures.parse_measure(m) for m in ("Duo(step=2)@5", "rND@5", "nDCG@5")]
+    whole = experiment([toy.runs["pro-first"]], toy.topics, toy.qrels, eval_metrics=metrics, names=["p"])
+    batched = experiment([toy.runs["pro-first"]], toy.topics, toy.qrels, eval_metrics=metrics, names=["p"],
+                         batch_size=1)
+    pd.testing.assert_frame_equal(whole[sorted(whole.columns)], batched[sorted(batched.columns)])
+
+
+def test_validation_names_the_missing_side_column(toy):
+    bare = pt.Transformer.from_df(toy.runs["pro-first"][["qid", "docno", "score"]])
+    with pytest.raises(ValueError, match="polarity"):
+        pt.Experiment([bare], toy.topics, toy.qrels, eval_metrics=[pm.Duo @ 5], validate="error")
+    full = pt.Transformer.from_df(toy.runs["pro-first"])
+    experiment([full], toy.topics, toy.qrels, eval_metrics=[pm.Duo @ 5], validate="error")
+
+
+def test_transformer_adding_side_columns_feeds_the_measure(toy):
+    documents = toy.documents.set_index("docno")
+
+    class AddPolarity(pt.Transformer):
+        def transform(self, results):
+            return results.assign(polarity=documents.loc[results["docno"], "polarity"].to_numpy()
+                                  if len(results) else np.zeros(0))
+
+    pipeline = pt.Transformer.from_df(toy.runs["pro-first"][["qid", "docno", "score", "rank"]]) >> AddPolarity()
+    table = experiment([pipeline], toy.topics, toy.qrels, eval_metrics=[pm.Duo @ 5], names=["p"], validate="error")
+    assert table["Duo@5"].iloc[0] == pytest.approx(1.0)
