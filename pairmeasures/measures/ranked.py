@@ -104,32 +104,55 @@ def _first_rows(run: "pd.DataFrame", rows: np.ndarray, limit: int = 3) -> str:
     return ", ".join(shown) + more
 
 
-def _break_ties(order: np.ndarray, row_query: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray,
-                depth: Optional[int]) -> None:
+def _score_order(row_query: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Positions of judged rows, by query (in ``row_query`` order) then score descending; ties unresolved.
+
+    Runs are usually grouped by query and sorted by score already (TREC files, PyTerrier results):
+    then only the query blocks are reordered, with no sort of the rows.
+    """
+    candidates = np.flatnonzero(row_query >= 0)
+    if candidates.size == 0:
+        return candidates
+    query, score = row_query[candidates], scores[candidates]
+    changes = np.flatnonzero(query[1:] != query[:-1]) + 1
+    starts = np.concatenate([[0], changes])
+    sorted_within = np.all((score[1:] <= score[:-1]) | (query[1:] != query[:-1]))
+    if sorted_within and np.unique(query[starts]).size == starts.size:  # one block per query
+        lengths = np.diff(np.concatenate([starts, [query.size]]))
+        blocks = np.argsort(query[starts], kind="stable")
+        block_offsets = np.concatenate([[0], np.cumsum(lengths[blocks])[:-1]])
+        within = np.arange(query.size) - np.repeat(block_offsets, lengths[blocks])
+        return candidates[np.repeat(starts[blocks], lengths[blocks]) + within]
+    return candidates[np.lexsort((-score, query))]
+
+
+def _break_ties(order: np.ndarray, ranks: np.ndarray, row_query: np.ndarray, scores: np.ndarray,
+                doc_ids: np.ndarray, depth: Optional[int]) -> None:
     """Reorder, in place, runs of equal (query, score) rows by document id descending.
 
-    Only tie runs that start within ``depth`` of their query's top can change a cut ranking.
+    With a ``depth``, only rows that can reach it matter: those ranked above it and those tied
+    with the last row above it.
     """
     sorted_query = row_query[order]
     sorted_score = scores[order]
-    tied_next = (sorted_query[1:] == sorted_query[:-1]) & (sorted_score[1:] == sorted_score[:-1])
+    if depth is None:
+        positions = np.arange(order.size)
+    else:
+        at_boundary = np.flatnonzero(ranks == depth - 1)
+        boundary_score = np.full(int(sorted_query.max(initial=-1)) + 1, np.nan)
+        boundary_score[sorted_query[at_boundary]] = sorted_score[at_boundary]
+        positions = np.flatnonzero((ranks < depth) | (sorted_score == boundary_score[sorted_query]))
+    query, score = sorted_query[positions], sorted_score[positions]
+    tied_next = (query[1:] == query[:-1]) & (score[1:] == score[:-1]) & (positions[1:] == positions[:-1] + 1)
     if not tied_next.any():
         return
-    run_start = np.concatenate([[True], ~tied_next])
-    run_id = np.cumsum(run_start) - 1
     in_tie = np.concatenate([tied_next, [False]]) | np.concatenate([[False], tied_next])
-    if depth is not None:
-        query_start = np.concatenate([[True], sorted_query[1:] != sorted_query[:-1]])
-        position = np.arange(order.size)
-        first_of_query = np.maximum.accumulate(np.where(query_start, position, 0))
-        rank = position - first_of_query
-        run_start_rank = rank[run_start]
-        in_tie &= run_start_rank[run_id] < depth
+    tie_id = np.cumsum(np.concatenate([[True], ~tied_next])) - 1
     import pandas as pd
 
-    positions = np.flatnonzero(in_tie)
-    frame = pd.DataFrame({"run": run_id[positions], "doc": doc_ids[order[positions]].astype(str)})
-    permutation = frame.sort_values(["run", "doc"], ascending=[True, False], kind="stable").index.to_numpy()
+    positions, tie_id = positions[in_tie], tie_id[in_tie]
+    frame = pd.DataFrame({"tie": tie_id, "doc": doc_ids[order[positions]].astype(str)})
+    permutation = frame.sort_values(["tie", "doc"], ascending=[True, False], kind="stable").index.to_numpy()
     order[positions] = order[positions][permutation]
 
 
@@ -173,14 +196,12 @@ def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Option
     if bad.size:
         raise RunInputError(f"the run has missing or non-numeric scores for {_first_rows(run, bad)}; "
                             "every ranked document needs a score")
-    candidates = np.flatnonzero(row_query >= 0)
-    order = candidates[np.lexsort((-scores[candidates], row_query[candidates]))]
-    doc_column = run["doc_id"].to_numpy()
-    _break_ties(order, row_query, scores, doc_column, depth)
-
+    order = _score_order(row_query, scores)
     counts = np.bincount(row_query[order], minlength=n_queries)
     full_offsets = np.concatenate([[0], np.cumsum(counts)])
     ranks = np.arange(order.size) - full_offsets[row_query[order]]
+    doc_column = run["doc_id"].to_numpy()
+    _break_ties(order, ranks, row_query, scores, doc_column, depth)
     if depth is not None:
         keep = ranks < depth
         order, ranks = order[keep], ranks[keep]
