@@ -39,9 +39,11 @@ __all__ = [
     "SideInput",
     "hookimpl",
     "math",
+    "plugin_manager",
     "rKL",
     "rND",
     "rRD",
+    "register_plugins",
     "sideinfo",
     "__version__",
 ]
