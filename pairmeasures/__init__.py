@@ -28,12 +28,34 @@ from .plugins import PluginLoadWarning, hookimpl, plugin_manager, register_plugi
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "PolarityScorer": "pairmeasures.pipelines",
+    "PolarityModel": "pairmeasures.sideinfo.polarity",
+    "FitSet": "pairmeasures.sideinfo.polarity",
+    "Embedder": "pairmeasures.sideinfo.embed",
+    "EmbeddingCache": "pairmeasures.sideinfo.cache",
+}
+
+
+def __getattr__(name: str):
+    """Heavier parts (PyTerrier transformers, embeddings) load on first use."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'pairmeasures' has no attribute {name!r}")
+
 __all__ = [
     "DegenerateQueryWarning",
     "Duo",
+    "Embedder",
+    "EmbeddingCache",
+    "FitSet",
     "MeasureValues",
     "PairMeasure",
     "PluginLoadWarning",
+    "PolarityModel",
+    "PolarityScorer",
     "RankedLists",
     "RunInputError",
     "SideInput",

@@ -54,6 +54,54 @@ def _measures(args: argparse.Namespace) -> int:
     return 0
 
 
+def _validate_polarity(args: argparse.Namespace) -> int:
+    import json
+
+    from ..sideinfo.cache import EmbeddingCache
+    from ..sideinfo.embed import Embedder
+    from .validate import validate_polarity
+
+    embedder = Embedder(args.model, cache=EmbeddingCache(args.cache) if args.cache else True,
+                        progress=None if not args.json else False)
+    result = validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    skipped = ", ".join(f"{n} ({reason})" for reason, n in result["skipped_queries"].items()) or "none"
+    print(f"{result['dataset']} with {result['model']} ({result['text']}; positive = {result['positive']!r})\n"
+          f"  accuracy (per perspective, as the PAIR reference code): {result['accuracy']:.4f}\n"
+          f"  consistent accuracy (one sign per query):               {result['consistent_accuracy']:.4f}\n"
+          f"  {result['queries']} queries, {result['documents']} documents; skipped queries: {skipped}; "
+          f"{result['embedded_now']} texts embedded now, {result['seconds']} s")
+    return 0
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from ..sideinfo.cache import EmbeddingCache
+
+    cache = EmbeddingCache(args.cache) if args.cache else EmbeddingCache()
+    if args.action == "info":
+        print(cache.stats().report())
+        return 0
+    stats = cache.stats()
+    chosen = [m for m in stats.models if args.model is None or args.model in m["description"] or m["model"].startswith(args.model)]
+    if not chosen:
+        print(f"nothing to clear in {cache.path}" + (f" for {args.model!r}" if args.model else ""))
+        return 0
+    entries = sum(m["entries"] for m in chosen)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print(f"pairmeasures cache clear: would delete {entries:,} embeddings from {cache.path}; "
+                  "pass --yes to confirm", file=sys.stderr)
+            return 1
+        if input(f"Delete {entries:,} cached embeddings from {cache.path}? [y/N] ").strip().lower() not in ("y", "yes"):
+            print("nothing deleted")
+            return 1
+    removed = sum(cache.clear(m["model"]) for m in chosen) if args.model else cache.clear()
+    print(f"deleted {removed:,} embeddings from {cache.path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pairmeasures",
@@ -76,6 +124,30 @@ def build_parser() -> argparse.ArgumentParser:
                                   description="List every measure served by pairmeasures, with its parameters.")
     listing.add_argument("--format", choices=FORMATS, default="markdown", help="table format (default: markdown)")
     listing.set_defaults(run=_measures)
+
+    validate = commands.add_parser(
+        "validate-polarity", help="how well embedding axes separate gold perspectives (PAIR Table 2)",
+        description="Fit one PCA axis per query on its labelled documents (a BEIR-layout folder with labels.tsv) "
+                    "and report the polarization accuracy against the gold perspectives: 'accuracy' as the PAIR "
+                    "reference code computes it (better sign per perspective) and 'consistent_accuracy' (one sign "
+                    "per query, which a degenerate axis cannot game), averaged over documents.")
+    validate.add_argument("folder", help="BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/test.tsv, labels.tsv")
+    validate.add_argument("--model", default=None,
+                          help="sentence-transformers model name or local directory (default: all-MiniLM-L6-v2, offline)")
+    validate.add_argument("--text", choices=("text", "title", "title+text"), default="text",
+                          help="which document field to embed (default: text)")
+    validate.add_argument("--positive", default=None, help="label of perspective 1 (default: p1, pro or support if present)")
+    validate.add_argument("--cache", default=None, help="embedding cache file (default: ~/.cache/pairmeasures/embeddings.sqlite)")
+    validate.add_argument("--json", action="store_true", help="print one JSON object")
+    validate.set_defaults(run=_validate_polarity)
+
+    cache = commands.add_parser("cache", help="show or clear the embedding cache",
+                                description="Show what the embedding cache holds, or delete entries (asks first).")
+    cache.add_argument("action", choices=("info", "clear"))
+    cache.add_argument("--model", default=None, help="clear only this model (name or key prefix)")
+    cache.add_argument("--cache", default=None, help="cache file (default: ~/.cache/pairmeasures/embeddings.sqlite)")
+    cache.add_argument("--yes", action="store_true", help="clear without asking")
+    cache.set_defaults(run=_cache)
     return parser
 
 
@@ -85,6 +157,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (ValueError, NameError) as exc:  # bad measure names, bad input: one line, no traceback
+    except (ValueError, NameError, FileNotFoundError, RuntimeError) as exc:  # bad input: one line, no traceback
         print(f"pairmeasures {args.command}: error: {exc}", file=sys.stderr)
         return 2

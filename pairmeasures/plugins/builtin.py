@@ -14,4 +14,6 @@ def pairmeasures_measures():
 
 @hookimpl
 def pairmeasures_side_info_schemes():
-    return {"tsv": sideinfo.tsv_scheme, "beir": sideinfo.beir_scheme}
+    from ..sideinfo.polarity import pca_scheme
+
+    return {"tsv": sideinfo.tsv_scheme, "beir": sideinfo.beir_scheme, "pca": pca_scheme}

@@ -1,0 +1,258 @@
+"""Polarity scores from text: per-query perspective axes fitted on embeddings (PAIR §4, A.5).
+
+For each query, a :class:`PolarityModel` embeds the query's *fit documents* (texts argued from
+both sides, e.g. the Wiki-Balance Synthetic documents of that query, or the judged documents
+of a BEIR-layout debate folder), fits ``components`` principal axes on them
+(:func:`pairmeasures.math.axes.fit_axes`) and projects any ranked document of that query
+onto them. Embeddings come from an :class:`~pairmeasures.sideinfo.embed.Embedder`, so every
+text is embedded once across fits, runs and processes.
+
+Orientation is deterministic; with gold labels on the fit documents, the axis points to the
+``positive`` perspective. Spurious-correlation removal (A.5): given distractor texts grouped by
+the perspective whose style they imitate, the difference of the two groups' mean embeddings is
+projected out of every embedding before fitting and projecting.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from ..math.axes import Axes, difference_of_means, fit_axes, project, remove_directions
+from .embed import Embedder
+
+__all__ = ["FitSet", "PolarityModel", "PolarityError", "default_positive", "read_beir"]
+
+#: Labels taken as perspective 1 (the positive pole) when the caller names none, in this order.
+POSITIVE_LABELS = ("p1", "pro", "support", "1", "positive", "yes")
+
+
+class PolarityError(ValueError):
+    """Polarity cannot be computed for a query (no fit documents, too few for the axes...)."""
+
+
+def default_positive(labels: Sequence) -> Optional[str]:
+    """The label that stands for perspective 1: the first of :data:`POSITIVE_LABELS` present,
+    else the first label in sorted order."""
+    present = sorted({str(label) for label in labels})
+    return next((label for label in POSITIVE_LABELS if label in present), present[0] if present else None)
+
+
+@dataclass(frozen=True)
+class FitSet:
+    """The fit documents of each query: ``texts[qid]`` and optionally gold ``labels[qid]``."""
+
+    texts: Mapping[str, list]
+    labels: Optional[Mapping[str, list]] = None
+    positive: Optional[str] = None
+
+    @classmethod
+    def from_frame(cls, frame, text: str = "text", label: Optional[str] = "label",
+                   positive: Optional[str] = None) -> "FitSet":
+        """From a DataFrame with ``qid``, ``text`` and (optionally) a gold ``label`` column."""
+        texts: dict = {}
+        labels: dict = {}
+        has_labels = label is not None and label in frame.columns
+        for row in frame.itertuples(index=False):
+            qid = str(getattr(row, "qid"))
+            texts.setdefault(qid, []).append(getattr(row, text))
+            if has_labels:
+                labels.setdefault(qid, []).append(str(getattr(row, label)))
+        if has_labels and positive is None:
+            positive = default_positive(frame[label].astype(str))
+        return cls(texts=texts, labels=labels if has_labels else None, positive=positive)
+
+    @classmethod
+    def from_beir(cls, folder, positive: Optional[str] = None, text: str = "text") -> "FitSet":
+        """The labelled (else: judged) documents of each query of a BEIR-layout folder.
+
+        ``text``: ``"text"``, ``"title"``, or ``"title+text"`` (empty titles fall back to the text).
+        """
+        data = read_beir(folder)
+        return cls.from_frame(data.fit_frame(text), positive=positive)
+
+    def queries(self) -> list:
+        return list(self.texts)
+
+
+@dataclass
+class BeirFolder:
+    """A BEIR-layout folder read into memory: corpus, queries, qrels and (optional) gold labels."""
+
+    path: Path
+    corpus: dict
+    queries: dict
+    qrels: "object"
+    labels: Optional["object"]
+
+    def document_text(self, doc_id: str, text: str = "text") -> str:
+        record = self.corpus[doc_id]
+        if text == "title":
+            return record.get("title") or record["text"]
+        if text == "title+text":
+            return f"{record['title']} {record['text']}".strip() if record.get("title") else record["text"]
+        return record["text"]
+
+    def fit_frame(self, text: str = "text"):
+        """One row per (query, fit document): ``qid``, ``docno``, ``text``, ``label`` (gold group, if known)."""
+        import pandas as pd
+
+        pairs = self.labels if self.labels is not None else self.qrels[self.qrels["relevance"] > 0]
+        rows = [{"qid": q, "docno": d, "text": self.document_text(d, text),
+                 "label": (g if self.labels is not None else None)}
+                for q, d, g in zip(pairs["query_id"], pairs["doc_id"],
+                                   pairs["group"] if self.labels is not None else [None] * len(pairs))
+                if d in self.corpus]
+        frame = pd.DataFrame(rows, columns=["qid", "docno", "text", "label"])
+        return frame if self.labels is not None else frame.drop(columns="label")
+
+
+def read_beir(folder) -> BeirFolder:
+    """Read ``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv`` and ``labels.tsv`` (if present)."""
+    import pandas as pd
+
+    path = Path(folder).expanduser()
+    missing = [name for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv") if not (path / name).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{str(path)!r} is not a BEIR-layout folder: missing {', '.join(missing)}")
+    with (path / "corpus.jsonl").open(encoding="utf-8") as handle:
+        corpus = {str(r["_id"]): r for r in map(json.loads, handle)}
+    with (path / "queries.jsonl").open(encoding="utf-8") as handle:
+        queries = {str(r["_id"]): r for r in map(json.loads, handle)}
+    qrels = pd.read_csv(path / "qrels" / "test.tsv", sep="\t", dtype={"query-id": str, "corpus-id": str})
+    qrels = qrels.rename(columns={"query-id": "query_id", "corpus-id": "doc_id", "score": "relevance"})
+    labels = None
+    if (path / "labels.tsv").is_file():
+        labels = pd.read_csv(path / "labels.tsv", sep="\t", dtype=str).rename(
+            columns={"query-id": "query_id", "corpus-id": "doc_id"})
+    return BeirFolder(path=path, corpus=corpus, queries=queries, qrels=qrels, labels=labels)
+
+
+@dataclass
+class PolarityModel:
+    """Polarity scores of documents for queries, from axes fitted per query on ``fit``.
+
+    ``fit``: a :class:`FitSet`, or ``None`` to fit each query's axes on the documents being
+    scored (the candidate documents themselves). ``components``: number of axes (scores are
+    then ``(n, components)``). ``distractors``: ``{group: [texts]}`` with two groups; their
+    difference-of-means direction is removed first (A.5).
+    """
+
+    fit: Optional[FitSet] = None
+    embedder: Embedder = field(default_factory=Embedder)
+    components: int = 1
+    distractors: Optional[Mapping[str, Sequence[str]]] = None
+    skipped: dict = field(default_factory=dict, init=False, repr=False)
+    _axes: dict = field(default_factory=dict, init=False, repr=False)
+    _spurious: Optional[np.ndarray] = field(default=None, init=False, repr=False)
+
+    def __post_init__(self):
+        if isinstance(self.components, bool) or not isinstance(self.components, int) or self.components < 1:
+            raise ValueError(f"components must be a positive integer, got {self.components!r}")
+        if self.distractors is not None:
+            groups = list(self.distractors)
+            if len(groups) != 2:
+                raise ValueError(f"distractors must have exactly two groups (one per perspective); got {groups}")
+            texts = [t for g in groups for t in self.distractors[g]]
+            owners = [g for g in groups for _ in self.distractors[g]]
+            self._spurious = difference_of_means(self.embedder.embed(texts), owners, groups[0], groups[1])
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.embedder.embed(texts).astype(np.float64)
+        return remove_directions(vectors, self._spurious) if self._spurious is not None else vectors
+
+    def axes(self, qid: str) -> Axes:
+        """The fitted axes of one query (from the fit set; cached)."""
+        qid = str(qid)
+        if qid not in self._axes:
+            if self.fit is None:
+                raise PolarityError("this model fits axes on the scored documents; it has no fit set")
+            texts = self.fit.texts.get(qid)
+            if not texts:
+                raise PolarityError(f"query {qid!r} has no fit documents, so no perspective axis can be fitted; "
+                                    "add fit documents for it or skip it")
+            labels = self.fit.labels.get(qid) if self.fit.labels is not None else None
+            self._axes[qid] = self._fit(qid, self._embed(texts), labels)
+        return self._axes[qid]
+
+    def _fit(self, qid: str, vectors: np.ndarray, labels) -> Axes:
+        if vectors.shape[0] <= self.components:
+            raise PolarityError(f"query {qid!r} has {vectors.shape[0]} fit document(s); {self.components} axis(es) "
+                                f"need at least {self.components + 1}")
+        positive = self.fit.positive if self.fit is not None else None
+        return fit_axes(vectors, self.components, labels=labels, positive=positive)
+
+    def score(self, qids: Sequence[str], texts: Sequence[str], errors: str = "raise") -> np.ndarray:
+        """Polarity of each (query, document text) pair: shape ``(n,)``, or ``(n, components)``.
+
+        ``errors="skip"``: a query whose axes cannot be fitted gets NaN scores instead of a
+        :class:`PolarityError`, and is recorded in :attr:`skipped` (query id -> reason).
+        """
+        if errors not in ("raise", "skip"):
+            raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
+        qids = np.asarray([str(q) for q in qids], dtype=object)
+        vectors = self._embed(list(texts)) if len(texts) else np.zeros((0, 0))
+        scores = np.full((len(qids), self.components), np.nan)
+        for qid in dict.fromkeys(qids):
+            rows = np.flatnonzero(qids == qid)
+            try:
+                axes = self.axes(qid) if self.fit is not None else self._fit(qid, vectors[rows], None)
+            except PolarityError as exc:
+                if errors == "raise":
+                    raise
+                self.skipped[qid] = str(exc)
+                continue
+            scores[rows] = project(vectors[rows], axes)
+        return scores[:, 0] if self.components == 1 else scores
+
+
+class PolaritySource:
+    """A side-information source computing polarity with a :class:`PolarityModel` (scheme ``pca:``).
+
+    Document texts come from the run's ``text`` column when it has one, else from the BEIR
+    folder's corpus by document id. A query whose axes cannot be fitted gets no polarity (the
+    measure then reports the documents as lacking one, or skips them with ``missing='skip'``).
+    """
+
+    def __init__(self, model: PolarityModel, corpus: Optional[BeirFolder] = None, text: str = "text"):
+        self.model = model
+        self.corpus = corpus
+        self.text = text
+
+    def lookup(self, query_ids, doc_ids, columns) -> np.ndarray:
+        if "text" in columns:
+            texts = [str(t) for t in columns["text"]]
+        elif self.corpus is not None:
+            unknown = [d for d in doc_ids if d not in self.corpus.corpus]
+            if unknown:
+                raise PolarityError(f"document {unknown[0]!r} is not in {str(self.corpus.path)!r} and the run has no "
+                                    "'text' column to embed instead")
+            texts = [self.corpus.document_text(d, self.text) for d in doc_ids]
+        else:
+            raise PolarityError("polarity needs document text: add a 'text' column to the run")
+        return self.model.score(query_ids, texts, errors="skip")
+
+    def __repr__(self) -> str:
+        return f"PolaritySource({self.model!r})"
+
+
+def pca_scheme(argument: str) -> PolaritySource:
+    """``pca:DIR[?model=M&components=m&text=title+text&positive=LABEL]``: axes fitted per query on
+    the labelled (else judged) documents of the BEIR folder ``DIR``, with the embedding model ``M``."""
+    from urllib.parse import parse_qs
+
+    folder, _, query = argument.partition("?")
+    options = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
+    unknown = set(options) - {"model", "components", "text", "positive"}
+    if unknown:
+        raise ValueError(f"pca: resource options are model, components, text, positive; got {sorted(unknown)}")
+    text = options.get("text", "text").replace(" ", "+")  # '+' arrives as a space in query strings
+    data = read_beir(folder)
+    fit = FitSet.from_frame(data.fit_frame(text), positive=options.get("positive"))
+    model = PolarityModel(fit=fit, embedder=Embedder(options.get("model") or None),
+                          components=int(options.get("components", 1)))
+    return PolaritySource(model, corpus=data, text=text)
