@@ -23,7 +23,8 @@ $(VENV)/.installed: pyproject.toml
 
 $(TEST_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(TEST_VENV)
-	$(TEST_VENV)/bin/pip install $(PIP_FLAGS) -e '.[test]'
+	$(TEST_VENV)/bin/pip install $(PIP_FLAGS) torch==2.13.0
+	$(TEST_VENV)/bin/pip install $(PIP_FLAGS) -e '.[test,embed,pisa]'
 	touch $@
 
 clean:

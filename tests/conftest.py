@@ -40,3 +40,44 @@ def golden_number(value) -> float:
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return shared_path("PAIRMEASURES_DATA_DIR", "data")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_embedding_cache(tmp_path_factory):
+    """Tests (and the commands they start) never touch the user's embedding cache."""
+    folder = tmp_path_factory.mktemp("embedding-cache")
+    previous = os.environ.get("PAIRMEASURES_CACHE_DIR")
+    os.environ["PAIRMEASURES_CACHE_DIR"] = str(folder)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    yield folder
+    if previous is None:
+        os.environ.pop("PAIRMEASURES_CACHE_DIR", None)
+    else:
+        os.environ["PAIRMEASURES_CACHE_DIR"] = previous
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """One default-model embedder for the whole session (the model loads once)."""
+    from pairmeasures.sideinfo.embed import Embedder
+
+    return Embedder()
+
+
+@pytest.fixture(scope="session")
+def procon_subset(tmp_path_factory, data_dir) -> Path:
+    """A small BEIR folder: the first four ProCon debates (all their arguments and labels)."""
+    import pandas as pd
+
+    source = data_dir / "procon"
+    queries = [json.loads(line) for line in (source / "queries.jsonl").read_text().splitlines()][:4]
+    keep = {q["_id"] for q in queries}
+    folder = tmp_path_factory.mktemp("procon4")
+    (folder / "qrels").mkdir()
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    corpus = [json.loads(line) for line in (source / "corpus.jsonl").read_text().splitlines()]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in corpus if d["query_id"] in keep))
+    for name in ("qrels/test.tsv", "labels.tsv"):
+        table = pd.read_csv(source / name, sep="\t", dtype=str)
+        table[table["query-id"].isin(keep)].to_csv(folder / name, sep="\t", index=False)
+    return folder

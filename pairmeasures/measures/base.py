@@ -99,6 +99,10 @@ class PairMeasure(measures.Measure):
         """Run columns this measure reads (side inputs not taken from a named resource)."""
         return [side.column for side in self.SIDE_INPUTS if self.param(side.param) is None]
 
+    def optional_run_columns(self) -> list[str]:
+        """Run columns passed along when present: ``text`` for side inputs computed by a resource."""
+        return ["text"] if any(self.param(side.param) is not None for side in self.SIDE_INPUTS) else []
+
     def prepare(self, lists: RankedLists) -> RankedLists:
         """The documents this measure considers, with its side inputs checked and attached.
 

@@ -64,7 +64,9 @@ class PairEvaluator(providers.Evaluator):
         frame = RunConverter(run, strict=False).as_pd_dataframe()
         cutoffs = [m.param("cutoff") for m in self.measures]
         depth = None if any(c is None for c in cutoffs) else max(cutoffs, default=None)
-        columns = sorted({c for m in self.measures for c in m.run_columns()})
+        columns = {c for m in self.measures for c in m.run_columns()}
+        columns |= {c for m in self.measures for c in m.optional_run_columns() if c in frame.columns}
+        columns = sorted(columns)
         needs_relevance = any(m.param("rel") is not None for m in self.measures)
         lists = build_ranked_lists(frame, self.query_ids, depth, columns,
                                    self._relevance() if needs_relevance else None)

@@ -1,0 +1,243 @@
+"""Polarity from real text: the default model, cached embeddings, fitted axes, the measure and pipeline paths."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+
+import ir_measures
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+
+import pairmeasures as pm
+from pairmeasures.apps.validate import validate_polarity
+from pairmeasures.math import consistent_accuracy, fit_axes, perspective_accuracy, project
+from pairmeasures.sideinfo.cache import EmbeddingCache
+from pairmeasures.sideinfo.embed import Embedder, EmbeddingModelError
+from pairmeasures.sideinfo.polarity import FitSet, PolarityError, PolarityModel, read_beir
+
+
+def test_default_model_embeds_offline_deterministically(embedder):
+    texts = ["Cars should be banned from city centres.", "Car bans hurt people who cannot walk far.", "Cars should be banned from city centres."]
+    first = embedder.embed(texts)
+    assert first.shape == (3, 384) and first.dtype == np.float32
+    assert np.array_equal(first[0], first[2])
+    fresh = Embedder(cache=False).embed(texts[:2])
+    assert np.allclose(fresh, first[:2], atol=1e-6)
+    assert np.linalg.norm(first, axis=1) == pytest.approx(1.0, abs=1e-4)  # the model normalises
+
+
+def test_cache_is_keyed_by_model_and_normalisation_and_reused(tmp_path, embedder):
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    one = Embedder(cache=cache)
+    one._model = embedder.load()  # share the loaded model, keep the private cache
+    one.embed(["alpha text", "beta text"])
+    assert one.computed == 2
+    again = Embedder(cache=cache)
+    again.embed(["beta text", "alpha text"])
+    assert again.computed == 0 and again._model is None  # served from the cache: the model never loaded
+    normalised = Embedder(cache=cache, normalize=True)
+    assert normalised.key != one.key
+    assert Embedder("sentence-transformers/all-MiniLM-L6-v2", cache=cache).key == one.key
+
+
+def test_corrupt_entry_is_recomputed(tmp_path, embedder):
+    import sqlite3
+
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    model = Embedder(cache=cache)
+    model._model = embedder.load()
+    good = model.embed(["some argument"])
+    connection = sqlite3.connect(tmp_path / "c.sqlite")
+    connection.execute("UPDATE embeddings SET vector = zeroblob(1536)")
+    connection.commit()
+    connection.close()
+    repaired = model.embed(["some argument"])
+    assert np.array_equal(good, repaired) and model.computed == 2 and cache.corrupt == 1
+
+
+def test_empty_texts_and_missing_models_fail_clearly(embedder):
+    with pytest.raises(ValueError, match="text 1 is empty"):
+        embedder.embed(["fine", "   "])
+    with pytest.raises(EmbeddingModelError, match="does not exist"):
+        Embedder("./no/such/model", cache=False).load()
+    with pytest.raises(EmbeddingModelError, match="offline.*offline default all-MiniLM-L6-v2"):
+        Embedder("sentence-transformers/all-mpnet-base-v2", cache=False).load()
+
+
+def toy_fit(labels=True):
+    from pairmeasures.demo import load_toy
+
+    documents = load_toy().documents.rename(columns={"group": "label"})
+    return FitSet.from_frame(documents if labels else documents.drop(columns="label"), positive="pro")
+
+
+def test_axes_fitted_per_query_orient_to_perspective_one(embedder):
+    model = PolarityModel(fit=toy_fit(), embedder=embedder)
+    fit = toy_fit()
+    for qid, texts in fit.texts.items():
+        scores = model.score([qid] * len(texts), texts)
+        labels = np.array(fit.labels[qid])
+        assert scores[labels == "pro"].mean() > 0 > scores[labels == "con"].mean()
+    assert set(model._axes) == set(fit.texts)  # one fit per query, reused
+
+
+def test_several_axes_give_vectors(embedder):
+    model = PolarityModel(fit=toy_fit(labels=False), embedder=embedder, components=2)
+    scores = model.score(["q1", "q1"], ["A new argument about cars.", "Another one about parking."])
+    assert scores.shape == (2, 2)
+
+
+def test_queries_that_cannot_be_fitted(embedder):
+    model = PolarityModel(fit=toy_fit(), embedder=embedder, components=6)
+    with pytest.raises(PolarityError, match="query 'q1' has 6 fit document\\(s\\); 6 axis\\(es\\) need at least 7"):
+        model.score(["q1"], ["text"])
+    with pytest.raises(PolarityError, match="query 'q9' has no fit documents"):
+        PolarityModel(fit=toy_fit(), embedder=embedder).score(["q9"], ["text"])
+    skipping = PolarityModel(fit=toy_fit(), embedder=embedder)
+    scores = skipping.score(["q9", "q1"], ["text", "Cars pollute."], errors="skip")
+    assert np.isnan(scores[0]) and np.isfinite(scores[1]) and list(skipping.skipped) == ["q9"]
+
+
+def test_distractor_direction_is_removed(embedder):
+    distractors = {"legal": ["The court ruled on the statute.", "Lawyers filed a motion under the act."],
+                   "casual": ["We had a great time at the beach.", "My friends and I watched a movie."]}
+    model = PolarityModel(fit=toy_fit(), embedder=embedder, distractors=distractors)
+    b = model._spurious
+    assert np.linalg.norm(b) == pytest.approx(1.0)
+    cleaned = model._embed(["The statute was passed by parliament."])
+    assert abs(cleaned @ b)[0] < 1e-9
+
+
+def test_validation_matches_a_direct_computation(procon_subset, embedder):
+    result = validate_polarity(procon_subset, embedder=embedder)
+    data = read_beir(procon_subset)
+    frame = data.fit_frame("text")
+    scores, query, positive = [], [], []
+    for qid, rows in frame.groupby("qid", sort=False):
+        x = embedder.embed(rows["text"].tolist()).astype(np.float64)
+        scores.append(project(x, fit_axes(x, 1))[:, 0])
+        query += [qid] * len(rows)
+        positive.append((rows["label"] == "pro").to_numpy())
+    scores, positive = np.concatenate(scores), np.concatenate(positive)
+    assert result["accuracy"] == pytest.approx(perspective_accuracy(scores, query, positive))
+    assert result["consistent_accuracy"] == pytest.approx(consistent_accuracy(scores, query, positive))
+    assert result["queries"] == 4 and result["documents"] == len(frame) and result["positive"] == "pro"
+    assert 0.5 <= result["consistent_accuracy"] <= result["accuracy"] <= 1.0
+
+
+def test_validate_polarity_command_prints_json(procon_subset):
+    command = [sys.executable, "-m", "pairmeasures", "validate-polarity", str(procon_subset), "--json"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert {"accuracy", "consistent_accuracy", "queries", "documents"} <= set(report)
+    assert report["queries"] == 4 and report["embedded_now"] == 0  # the session cache already holds them
+    folder_without_labels = procon_subset.parent / "nolabels"
+    folder_without_labels.mkdir(exist_ok=True)
+    for name in ("corpus.jsonl", "queries.jsonl"):
+        (folder_without_labels / name).write_text((procon_subset / name).read_text())
+    (folder_without_labels / "qrels").mkdir(exist_ok=True)
+    (folder_without_labels / "qrels" / "test.tsv").write_text((procon_subset / "qrels" / "test.tsv").read_text())
+    failed = subprocess.run(command[:4] + [str(folder_without_labels)], capture_output=True, text=True, timeout=600)
+    assert failed.returncode == 2 and "has no labels.tsv" in failed.stderr and "Traceback" not in failed.stderr
+
+
+def test_cache_command(tmp_path):
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    cache.put("m", [(b"k" * 32, np.zeros(3, np.float32))])
+    base = [sys.executable, "-m", "pairmeasures", "cache"]
+    info = subprocess.run(base + ["info", "--cache", str(tmp_path / "c.sqlite")], capture_output=True, text=True)
+    assert "1 x 3-d" in info.stdout
+    refused = subprocess.run(base + ["clear", "--cache", str(tmp_path / "c.sqlite")], capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL)
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    assert len(EmbeddingCache(tmp_path / "c.sqlite").stats().models) == 1
+    cleared = subprocess.run(base + ["clear", "--yes", "--cache", str(tmp_path / "c.sqlite")], capture_output=True, text=True)
+    assert "deleted 1 embeddings" in cleared.stdout
+
+
+@pytest.fixture(scope="module")
+def bm25_procon(procon_subset, tmp_path_factory):
+    """A plain retrieval pipeline over a text corpus: PISA BM25 on the ProCon subset."""
+    from pyterrier_pisa import PisaIndex
+
+    data = read_beir(procon_subset)
+    index = PisaIndex(str(tmp_path_factory.mktemp("pisa") / "procon.pisa"), text_field="text")
+    index.index({"docno": d, "text": data.document_text(d, "title+text")} for d in data.corpus)
+    topics = pd.DataFrame({"qid": list(data.queries), "query": [q["text"] for q in data.queries.values()]})
+    qrels = data.qrels.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
+    texts = pd.DataFrame({"docno": list(data.corpus), "text": [r["text"] for r in data.corpus.values()]})
+    return index.bm25(num_results=30), topics, qrels, texts
+
+
+def test_duo_on_a_plain_retrieval_pipeline(bm25_procon, procon_subset, embedder):
+    bm25, topics, qrels, texts = bm25_procon
+    add_text = pt.apply.generic(lambda frame: frame.merge(texts, on="docno", how="left"))
+    model = PolarityModel(fit=FitSet.from_beir(procon_subset), embedder=embedder)
+    pipeline = bm25 >> add_text >> pm.PolarityScorer(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
+        table = pt.Experiment([pipeline], topics, qrels, eval_metrics=[ir_measures.nDCG @ 10, pm.Duo @ 10],
+                              names=["BM25 >> polarity"], validate="error")
+        via_resource = pt.Experiment([bm25], topics, qrels, names=["BM25"],
+                                     eval_metrics=[pm.Duo(polarity=f"pca:{procon_subset}") @ 10])
+    assert 0.0 < table["Duo@10"].iloc[0] < 1.0
+    # The measure's resource path computes the same polarity inside the measure, from the same cache.
+    assert via_resource.iloc[0, 1] == pytest.approx(table["Duo@10"].iloc[0])
+
+
+def test_polarity_scorer_on_an_empty_frame_and_without_text(embedder):
+    scorer = pm.PolarityScorer(PolarityModel(fit=toy_fit(), embedder=embedder))
+    empty = scorer(pd.DataFrame(columns=["qid", "query", "docno", "score", "rank", "text"]))
+    assert "polarity" in empty.columns and len(empty) == 0
+    with pytest.raises(Exception, match="text"):
+        scorer(pd.DataFrame({"qid": ["q1"], "query": ["x"], "docno": ["d"], "score": [1.0], "rank": [0]}))
+
+
+def test_polarity_scorer_skips_queries_without_fit_documents(embedder):
+    scorer = pm.PolarityScorer(PolarityModel(fit=toy_fit(), embedder=embedder), errors="skip")
+    frame = pd.DataFrame({"qid": ["q1", "q7"], "query": ["a", "b"], "docno": ["d1", "d2"], "score": [2.0, 1.0],
+                          "rank": [0, 0], "text": ["Cars pollute the air.", "Unrelated text."]})
+    with pytest.warns(RuntimeWarning, match="1 queries got no polarity"):
+        out = scorer(frame)
+    assert np.isfinite(out["polarity"].iloc[0]) and np.isnan(out["polarity"].iloc[1])
+    qrels = pd.DataFrame({"query_id": ["q1", "q7"], "doc_id": ["d1", "d2"], "relevance": [1, 1]})
+    run = out.rename(columns={"qid": "query_id", "docno": "doc_id"})
+    with pytest.raises(pm.RunInputError, match="no polarity for document 'd2' of query 'q7'"):
+        ir_measures.calc_aggregate([pm.Duo], qrels, run)
+    with pytest.warns(pm.DegenerateQueryWarning, match="2 of 2 queries"):
+        ir_measures.calc_aggregate([pm.Duo(missing="skip")], qrels, run)
+
+
+def test_eight_systems_over_one_corpus_embed_each_document_once(tmp_path, embedder):
+    from pairmeasures.demo import load_toy
+
+    toy = load_toy()
+    counting = Embedder(cache=EmbeddingCache(tmp_path / "c.sqlite"))
+    counting._model = embedder.load()
+    scorer = pm.PolarityScorer(PolarityModel(fit=toy_fit(), embedder=counting))
+    rng = np.random.default_rng(0)
+    run = toy.runs["pro-first"]
+    for system in range(8):  # eight systems, each returning a shuffled subset of the same corpus
+        scorer(run.sample(frac=0.8, random_state=system).assign(score=lambda f: rng.random(len(f))))
+    assert counting.computed == toy.documents["text"].nunique()
+
+
+def test_resource_embeds_the_runs_own_text_when_present(procon_subset, embedder):
+    data = read_beir(procon_subset)
+    qid = next(iter(data.queries))
+    docs = [d for d, r in data.corpus.items() if r["query_id"] == qid][:6]
+    other_corpus = [f"Rewritten: {data.corpus[d]['text']}" for d in docs]  # same ids, different texts
+    run = pd.DataFrame({"query_id": qid, "doc_id": docs, "score": np.arange(6, 0, -1.0), "text": other_corpus})
+    qrels = pd.DataFrame({"query_id": [qid], "doc_id": [docs[0]], "relevance": [1]})
+    measure = pm.Duo(polarity=f"pca:{procon_subset}")
+    from_run_text = ir_measures.calc_aggregate([measure], qrels, run)[measure]
+    from_corpus = ir_measures.calc_aggregate([measure], qrels, run.drop(columns="text"))[measure]
+    model = PolarityModel(fit=FitSet.from_beir(procon_subset), embedder=embedder)
+    assert from_run_text == pytest.approx(pm.math.duo(model.score([qid] * 6, other_corpus)))
+    assert from_corpus == pytest.approx(pm.math.duo(model.score([qid] * 6, [data.corpus[d]["text"] for d in docs])))
