@@ -18,9 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from _common import save
-from pairmeasures.math import consistent_accuracy, fit_axes, perspective_accuracy, project, remove_directions
+from pairmeasures.math import (anchored_axis, consistent_accuracy, fit_axes, perspective_accuracy, project,
+                               remove_directions)
 from pairmeasures.sideinfo.embed import Embedder
-from pairmeasures.sideinfo.polarity import default_positive, read_beir
+from pairmeasures.sideinfo.polarity import default_positive, negation_anchors, read_beir
 
 
 def unit(x):
@@ -44,7 +45,8 @@ class Context:
         queries = list(dict.fromkeys(frame["qid"]))
         texts = [data.queries[q]["text"] for q in queries]
         self.query_vec = dict(zip(queries, embedder.embed(texts).astype(np.float64)))
-        negated = embedder.embed([f"It is not true that {t[0].lower() + t[1:]}" for t in texts]).astype(np.float64)
+        negations = [pair[1] for pair in negation_anchors(dict(zip(queries, texts))).values()]
+        negated = embedder.embed(negations).astype(np.float64)
         self.negated_vec = dict(zip(queries, negated))
         self.rows = {q: np.flatnonzero(frame["qid"].to_numpy() == q) for q in queries}
         self.mean = self.docs.mean(axis=0)
@@ -65,6 +67,12 @@ class Context:
                     outer += axes.explained[0] * np.outer(axes.components[0], axes.components[0])
             self._shared = np.linalg.eigh(outer)[1][:, ::-1]
         return self._shared[:, :k]
+
+
+def anchored(context, q, x, within):
+    """The library's anchored axis (pairmeasures.math.anchored_axis), statement minus negated statement."""
+    axes = anchored_axis(x, context.query_vec[q] - context.negated_vec[q], within=within)
+    return project(x, axes)[:, 0]
 
 
 def spectral(x, tau=0.05):
@@ -109,7 +117,8 @@ METHODS = {
     "pca inside a 10-d subspace shared by all queries' axes": lambda c, q, x: first_axis(x @ c.shared_subspace(10)),
     "second principal axis": lambda c, q, x: project(x, fit_axes(x, 2))[:, 1] if len(x) > 2 else first_axis(x),
     "anchor: similarity to the query": lambda c, q, x: (s := unit(x) @ unit(c.query_vec[q][None])[0]) - s.mean(),
-    "anchors: query minus negated query": lambda c, q, x: (s := x @ (c.query_vec[q] - c.negated_vec[q])) - s.mean(),
+    "anchors: query minus negated query": lambda c, q, x: anchored(c, q, x, 0),
+    "anchors projected onto the top-5 principal axes": lambda c, q, x: anchored(c, q, x, 5),
     "pca with a balanced split (median threshold)": lambda c, q, x: (s := first_axis(x)) - np.median(s),
     "pca with a 1-d 2-means threshold": lambda c, q, x: otsu(first_axis(x)),
     "2-means clustering started from pca": lambda c, q, x: two_means(x),

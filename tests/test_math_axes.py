@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pairmeasures.math import (consistent_accuracy, difference_of_means, fit_axes, perspective_accuracy, project,
+from pairmeasures.math import (anchored_axis, consistent_accuracy, difference_of_means, fit_axes, perspective_accuracy, project,
                                remove_directions)
 
 
@@ -119,3 +119,30 @@ def test_a_degenerate_axis_games_only_the_reference_measure():
     all_positive = np.linspace(0.1, 1.0, 10)
     assert perspective_accuracy(all_positive, query, positive) == 1.0
     assert consistent_accuracy(all_positive, query, positive) == 0.5
+
+
+def test_anchored_axis_points_to_the_first_statement_within_the_documents_variation():
+    rng = np.random.default_rng(5)
+    x, labels, direction = two_clusters(rng, n=12, d=6)
+    noise = rng.normal(size=6)
+    anchor = 2 * direction + noise  # a noisy anchor that mostly agrees with the stance direction
+    raw = anchored_axis(x, anchor)
+    assert np.allclose(raw.components[0], anchor / np.linalg.norm(anchor))
+    assert np.allclose(raw.mean, x.mean(axis=0))
+    within = anchored_axis(x, anchor, within=1)
+    assert abs(within.components[0] @ direction) > 0.95 > abs(raw.components[0] @ direction)
+    scores = project(x, within)[:, 0]
+    assert (scores[labels == "p1"] > 0).all()  # oriented towards the anchor, so towards p1
+    flipped = anchored_axis(x, -anchor, within=1)
+    assert np.allclose(project(x, flipped)[:, 0], -scores)
+
+
+def test_anchored_axis_rejects_useless_directions():
+    x = np.random.default_rng(6).normal(size=(5, 3))
+    with pytest.raises(ValueError, match="non-zero vector of dimension 3"):
+        anchored_axis(x, np.zeros(3))
+    with pytest.raises(ValueError, match="non-zero vector of dimension 3"):
+        anchored_axis(x, np.ones(4))
+    flat = np.column_stack([np.arange(5.0), np.zeros(5), np.zeros(5)])
+    with pytest.raises(ValueError, match="orthogonal"):
+        anchored_axis(flat, np.array([0.0, 1.0, 0.0]), within=1)

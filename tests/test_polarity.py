@@ -241,3 +241,31 @@ def test_resource_embeds_the_runs_own_text_when_present(procon_subset, embedder)
     model = PolarityModel(fit=FitSet.from_beir(procon_subset), embedder=embedder)
     assert from_run_text == pytest.approx(pm.math.duo(model.score([qid] * 6, other_corpus)))
     assert from_corpus == pytest.approx(pm.math.duo(model.score([qid] * 6, [data.corpus[d]["text"] for d in docs])))
+
+
+def test_anchors_define_the_axis_without_labels(embedder):
+    anchors = {"q1": ("Cars should be banned from city centres.", "Cars should be allowed in city centres.")}
+    swapped = {"q1": anchors["q1"][::-1]}
+    texts = toy_fit().texts["q1"]
+    labels = np.array(toy_fit().labels["q1"])
+    model = PolarityModel(fit=toy_fit(labels=False), embedder=embedder, anchors=anchors, anchor_within=1)
+    scores = model.score(["q1"] * 6, texts)
+    assert consistent_accuracy(scores, ["q1"] * 6, labels == "pro") == 1.0  # separates the two sides
+    reverse = PolarityModel(fit=toy_fit(labels=False), embedder=embedder, anchors=swapped, anchor_within=1)
+    assert np.allclose(reverse.score(["q1"] * 6, texts), -scores)  # statement 1 sets the positive pole
+    principal = fit_axes(embedder.embed(texts).astype(np.float64), 1).components[0]
+    assert abs(model.axes("q1").components[0] @ principal) == pytest.approx(1.0)  # inside the top-1 span
+    unanchored = PolarityModel(fit=toy_fit(labels=False), embedder=embedder)
+    assert np.allclose(unanchored.score(["q2"], ["Reactors run day and night."]),
+                       model.score(["q2"], ["Reactors run day and night."]))  # queries without anchors: PCA
+    with pytest.raises(ValueError, match="anchors define one axis"):
+        PolarityModel(fit=toy_fit(), embedder=embedder, anchors=anchors, components=2)
+
+
+def test_validation_with_negated_query_anchors(procon_subset, embedder):
+    plain = validate_polarity(procon_subset, embedder=embedder, text="title")
+    anchored = validate_polarity(procon_subset, embedder=embedder, text="title", anchors="negated-query", anchor_within=5)
+    assert anchored["anchors"] == "negated-query" and anchored["queries"] == plain["queries"]
+    assert anchored["consistent_accuracy"] != plain["consistent_accuracy"]
+    with pytest.raises(ValueError, match="anchors must be one of"):
+        validate_polarity(procon_subset, embedder=embedder, anchors="claims")

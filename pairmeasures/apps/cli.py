@@ -63,12 +63,14 @@ def _validate_polarity(args: argparse.Namespace) -> int:
 
     embedder = Embedder(args.model, cache=EmbeddingCache(args.cache) if args.cache else True,
                         progress=None if not args.json else False)
-    result = validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder)
+    result = validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
+                               anchors=args.anchors, anchor_within=args.anchor_within)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     skipped = ", ".join(f"{n} ({reason})" for reason, n in result["skipped_queries"].items()) or "none"
-    print(f"{result['dataset']} with {result['model']} ({result['text']}; positive = {result['positive']!r})\n"
+    axis = "first principal axis" if args.anchors == "none" else f"anchors {args.anchors}, within {args.anchor_within} axes"
+    print(f"{result['dataset']} with {result['model']} ({result['text']}; {axis}; positive = {result['positive']!r})\n"
           f"  accuracy (per perspective, as the PAIR reference code): {result['accuracy']:.4f}\n"
           f"  consistent accuracy (one sign per query):               {result['consistent_accuracy']:.4f}\n"
           f"  {result['queries']} queries, {result['documents']} documents; skipped queries: {skipped}; "
@@ -136,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="sentence-transformers model name or local directory (default: all-MiniLM-L6-v2, offline)")
     validate.add_argument("--text", choices=("text", "title", "title+text"), default="text",
                           help="which document field to embed (default: text)")
+    validate.add_argument("--anchors", choices=("none", "negated-query"), default="none",
+                          help="axis source: 'none' = first principal axis (the paper); 'negated-query' = from the "
+                               "query statement's negation to the statement (no labels used)")
+    validate.add_argument("--anchor-within", type=int, default=0, metavar="K",
+                          help="project the anchor direction onto the documents' K leading principal axes (default 0: off)")
     validate.add_argument("--positive", default=None, help="label of perspective 1 (default: p1, pro or support if present)")
     validate.add_argument("--cache", default=None, help="embedding cache file (default: ~/.cache/pairmeasures/embeddings.sqlite)")
     validate.add_argument("--json", action="store_true", help="print one JSON object")

@@ -1,7 +1,7 @@
 """Layer 1: the formulas, as pure NumPy functions on arrays in rank order (no I/O, no pandas)."""
 
 from ._lists import list_index, list_lengths, segment_sum
-from .axes import Axes, difference_of_means, fit_axes, project, remove_directions
+from .axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
 from .duo import DEGENERATE_DUO, DuoResult, duo, duo_bounds, duo_depth_weights, duo_lists, duo_raw
 from .group_fairness import (
     DEGENERATE_GROUP_FAIRNESS,
@@ -24,6 +24,7 @@ __all__ = [
     "DuoResult",
     "GROUP_MEASURES",
     "GroupFairnessResult",
+    "anchored_axis",
     "consistent_accuracy",
     "difference_of_means",
     "duo",

@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Axes", "fit_axes", "project", "remove_directions", "difference_of_means"]
+__all__ = ["Axes", "fit_axes", "anchored_axis", "project", "remove_directions", "difference_of_means"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,30 @@ def fit_axes(fit, components: int = 1, labels: Optional[Sequence] = None, positi
     largest = np.argmax(np.abs(axes), axis=1)
     axes *= np.sign(axes[np.arange(axes.shape[0]), largest])[:, None]
     return Axes(mean=mean, components=axes, explained=explained)
+
+
+def anchored_axis(fit, direction, within: int = 0) -> Axes:
+    r"""One axis along ``direction`` (e.g. the embedding of a perspective-1 statement minus that of
+    a perspective-2 statement) through the mean of the fit embeddings.
+
+    With ``within`` > 0 the direction is first projected onto the span of the fit set's
+    ``within`` leading principal axes, :math:`a = V_k V_k^\top d`: the anchor says which way
+    the perspectives lie, the fit documents say along which directions they actually vary. The
+    axis points towards the first statement.
+    """
+    x = _matrix(fit, "fit embeddings")
+    d = np.asarray(direction, dtype=np.float64).ravel()
+    if d.shape[0] != x.shape[1] or not np.isfinite(d).all() or not d.any():
+        raise ValueError(f"the anchor direction must be a finite, non-zero vector of dimension {x.shape[1]}")
+    if within:
+        principal = fit_axes(x, min(within, x.shape[0] - 1)).components
+        d = principal.T @ (principal @ d)
+    norm = np.linalg.norm(d)
+    if norm == 0:
+        raise ValueError("the anchor direction is orthogonal to every principal axis of the fit documents")
+    mean = x.mean(axis=0)
+    axis = (d / norm)[None, :]
+    return Axes(mean=mean, components=axis, explained=np.array([np.mean(((x - mean) @ axis[0]) ** 2)]))
 
 
 def project(x, axes: Axes) -> np.ndarray:

@@ -22,10 +22,10 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..math.axes import Axes, difference_of_means, fit_axes, project, remove_directions
+from ..math.axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
 from .embed import Embedder
 
-__all__ = ["FitSet", "PolarityModel", "PolarityError", "default_positive", "read_beir"]
+__all__ = ["FitSet", "PolarityModel", "PolarityError", "default_positive", "negation_anchors", "read_beir"]
 
 #: Labels taken as perspective 1 (the positive pole) when the caller names none, in this order.
 POSITIVE_LABELS = ("p1", "pro", "support", "1", "positive", "yes")
@@ -132,6 +132,15 @@ def read_beir(folder) -> BeirFolder:
     return BeirFolder(path=path, corpus=corpus, queries=queries, qrels=qrels, labels=labels)
 
 
+def negation_anchors(queries: Mapping[str, str]) -> dict:
+    """``{qid: (statement, its negation)}`` for queries phrased as statements (a debate's claim).
+
+    The negation is the template "It is not true that <statement>"; pass your own pairs of
+    perspective statements to :class:`PolarityModel` where you have them (Wiki-Balance has two per query).
+    """
+    return {str(q): (t, f"It is not true that {t[:1].lower()}{t[1:]}") for q, t in queries.items()}
+
+
 @dataclass
 class PolarityModel:
     """Polarity scores of documents for queries, from axes fitted per query on ``fit``.
@@ -146,6 +155,8 @@ class PolarityModel:
     embedder: Embedder = field(default_factory=Embedder)
     components: int = 1
     distractors: Optional[Mapping[str, Sequence[str]]] = None
+    anchors: Optional[Mapping[str, tuple]] = None
+    anchor_within: int = 0
     skipped: dict = field(default_factory=dict, init=False, repr=False)
     _axes: dict = field(default_factory=dict, init=False, repr=False)
     _spurious: Optional[np.ndarray] = field(default=None, init=False, repr=False)
@@ -160,6 +171,8 @@ class PolarityModel:
             texts = [t for g in groups for t in self.distractors[g]]
             owners = [g for g in groups for _ in self.distractors[g]]
             self._spurious = difference_of_means(self.embedder.embed(texts), owners, groups[0], groups[1])
+        if self.anchors is not None and self.components != 1:
+            raise ValueError("anchors define one axis: use components=1")
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.embedder.embed(texts).astype(np.float64)
@@ -183,6 +196,10 @@ class PolarityModel:
         if vectors.shape[0] <= self.components:
             raise PolarityError(f"query {qid!r} has {vectors.shape[0]} fit document(s); {self.components} axis(es) "
                                 f"need at least {self.components + 1}")
+        anchor = self.anchors.get(qid) if self.anchors is not None else None
+        if anchor is not None:
+            first, second = self._embed(list(anchor))
+            return anchored_axis(vectors, first - second, within=self.anchor_within)
         positive = self.fit.positive if self.fit is not None else None
         return fit_axes(vectors, self.components, labels=labels, positive=positive)
 
