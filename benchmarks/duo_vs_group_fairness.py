@@ -6,9 +6,10 @@ query's own relevant documents in ranked order (rel=1):
 
 - Duo, with polarity from axes fitted on the query's labelled documents (resource pca:DIR),
 - rND and rKL, with the gold perspective labels (resource beir:DIR),
+- as a ceiling, Duo with gold polarity (+1 / -1 from the labels, resource tsv:FILE),
 
-and the Spearman correlation over queries is reported per system (queries where either
-measure has nothing to measure are left out and counted).
+and the Spearman correlation over queries is reported per system, over the queries where both
+measures have something to measure (at least 3 retrieved relevant documents, both perspectives).
 
 Usage: python benchmarks/duo_vs_group_fairness.py [--data ../shared/data] [--depth 1000]
 """
@@ -58,6 +59,15 @@ def systems(folder: Path, depth: int, workdir: Path):
     return topics, qrels, {"BM25 (PISA)": pt.Transformer.from_df(bm25), "dense (all-MiniLM-L6-v2)": pt.Transformer.from_df(dense)}
 
 
+def eligible_queries(run: pd.DataFrame, qrels: pd.DataFrame, labels: pd.DataFrame) -> set:
+    """Queries where both measures have something to measure: at least 3 retrieved relevant documents
+    and both perspectives among them (so the query also has an axis: its labelled documents span both)."""
+    relevant = run.merge(qrels[qrels["label"] >= 1], on=["qid", "docno"])
+    labelled = relevant.merge(labels.rename(columns={"query-id": "qid", "corpus-id": "docno"}), on=["qid", "docno"])
+    stats = labelled.groupby("qid").agg(documents=("docno", "size"), groups=("group", "nunique"))
+    return set(stats[(stats["documents"] >= 3) & (stats["groups"] == 2)].index)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     default_data = os.environ.get("PAIRMEASURES_DATA_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -69,33 +79,43 @@ def main() -> None:
     from scipy.stats import spearmanr
 
     import pairmeasures as pm
+    from pairmeasures.sideinfo.polarity import default_positive
 
     results = {}
     with tempfile.TemporaryDirectory() as workdir:
         for dataset in ("perspectrum", "procon"):
             folder = Path(args.data) / dataset
             topics, qrels, runs = systems(folder, args.depth, Path(workdir))
-            duo = pm.Duo(rel=1, polarity=f"pca:{folder}")
+            duo = pm.Duo(rel=1, polarity=f"pca:{folder}", missing="skip")  # queries without an axis: skipped, counted
+            gold_file = Path(workdir) / f"{dataset}-gold-polarity.tsv"
+            labels = pd.read_csv(folder / "labels.tsv", sep="\t", dtype=str)
+            positive = default_positive(labels["group"])
+            labels.assign(polarity=np.where(labels["group"] == positive, 1.0, -1.0))[
+                ["query-id", "corpus-id", "polarity"]].to_csv(gold_file, sep="\t", index=False)
+            gold_duo = pm.Duo(rel=1, polarity=f"tsv:{gold_file}")
             rnd = pm.rND(rel=1, group=f"beir:{folder}")
             rkl = pm.rKL(rel=1, group=f"beir:{folder}")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
-                table = pt.Experiment(list(runs.values()), topics, qrels, eval_metrics=[duo, rnd, rkl],
+                table = pt.Experiment(list(runs.values()), topics, qrels, eval_metrics=[duo, gold_duo, rnd, rkl],
                                       names=list(runs), perquery=True)
             wide = table.pivot_table(index=["name", "qid"], columns="measure", values="value").reset_index()
-            for system in runs:
+            for system, transformer in runs.items():
+                usable = eligible_queries(transformer(topics), qrels, labels)
                 rows = wide[wide["name"] == system]
-                usable = rows[(rows[str(duo)] != 0.5) & (rows[str(rnd)] > 0) & (rows[str(rkl)] > 0)]
-                rho_rnd = spearmanr(usable[str(duo)], usable[str(rnd)]).statistic
-                rho_rkl = spearmanr(usable[str(duo)], usable[str(rkl)]).statistic
-                results.setdefault(dataset, {})[system] = {
-                    "spearman_duo_rnd": round(float(rho_rnd), 3), "spearman_duo_rkl": round(float(rho_rkl), 3),
-                    "queries": int(len(usable)), "queries_left_out": int(len(rows) - len(usable)),
-                    "mean_duo": round(float(rows[str(duo)].mean()), 4), "mean_rnd": round(float(rows[str(rnd)].mean()), 4),
-                    "mean_rkl": round(float(rows[str(rkl)].mean()), 4),
-                }
-                print(f"{dataset:12s} {system:26s} Spearman(DUO, rND) = {rho_rnd:.3f}  Spearman(DUO, rKL) = {rho_rkl:.3f}"
-                      f"  over {len(usable)} queries ({len(rows) - len(usable)} left out)")
+                kept = rows[rows["qid"].isin(usable)]
+                entry = {"queries": int(len(kept)), "queries_left_out": int(len(rows) - len(kept))}
+                for label, measure in (("duo", duo), ("duo_gold_polarity", gold_duo)):
+                    for other, name in ((rnd, "rnd"), (rkl, "rkl")):
+                        rho = spearmanr(kept[str(measure)], kept[str(other)]).statistic
+                        entry[f"spearman_{label}_{name}"] = round(float(rho), 3)
+                entry.update({f"mean_{m}": round(float(kept[str(x)].mean()), 4)
+                              for m, x in (("duo", duo), ("duo_gold_polarity", gold_duo), ("rnd", rnd), ("rkl", rkl))})
+                results.setdefault(dataset, {})[system] = entry
+                print(f"{dataset:12s} {system:26s} over {len(kept)} queries ({len(rows) - len(kept)} left out): "
+                      f"Spearman(DUO, rND) = {entry['spearman_duo_rnd']:.3f}, (DUO, rKL) = {entry['spearman_duo_rkl']:.3f}; "
+                      f"with gold polarity: {entry['spearman_duo_gold_polarity_rnd']:.3f}, "
+                      f"{entry['spearman_duo_gold_polarity_rkl']:.3f}")
     print("saved", save("duo_vs_group_fairness", results))
 
 

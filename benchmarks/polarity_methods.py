@@ -139,6 +139,33 @@ def evaluate(context: Context, methods: dict = METHODS) -> dict:
     return out
 
 
+def supervised_probe(context: Context, folds: int = 5) -> float:
+    """A diagnostic, not a method: how much claim-relative stance the embeddings carry at all.
+
+    Logistic regression on [centred document embedding * query embedding, centred embedding],
+    trained on the other folds of queries (labels used), scored with a fixed sign (no per-query flip).
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    queries = list(context.rows)
+    fold_of = dict(zip(queries, np.random.default_rng(0).integers(0, folds, size=len(queries))))
+    features, targets, fold = [], [], []
+    positive = (context.frame["label"] == context.positive).to_numpy()
+    for q, rows in context.rows.items():
+        x = unit(context.docs[rows])
+        centred = x - x.mean(axis=0)
+        features.append(np.hstack([centred * unit(context.query_vec[q][None])[0], centred]))
+        targets.append(positive[rows])
+        fold += [fold_of[q]] * len(rows)
+    features, targets, fold = np.vstack(features), np.concatenate(targets), np.array(fold)
+    correct = 0
+    for f in range(folds):
+        test = fold == f
+        model = LogisticRegression(C=1.0, max_iter=2000).fit(features[~test], targets[~test])
+        correct += int(((model.decision_function(features[test]) > 0) == targets[test]).sum())
+    return round(correct / len(targets), 4)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     default_data = os.environ.get("PAIRMEASURES_DATA_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -154,8 +181,10 @@ def main() -> None:
         context = Context(Path(args.data) / dataset, embedder, text)
         key = f"{dataset} ({text})"
         results["datasets"][key] = {"queries": len(context.rows), "documents": len(context.frame),
-                                    "methods": evaluate(context)}
-        print(f"\n{key}: {len(context.rows)} queries, {len(context.frame)} documents")
+                                    "methods": evaluate(context),
+                                    "supervised_probe_accuracy": supervised_probe(context)}
+        print(f"\n{key}: {len(context.rows)} queries, {len(context.frame)} documents; supervised diagnostic "
+              f"(labels of other topics, fixed sign): {results['datasets'][key]['supervised_probe_accuracy']:.3f}")
         for name, value in results["datasets"][key]["methods"].items():
             print(f"  {name:58s} accuracy {value['accuracy']:.3f}  consistent {value['consistent_accuracy']:.3f}")
     for extra in args.extra_model:

@@ -269,3 +269,20 @@ def test_validation_with_negated_query_anchors(procon_subset, embedder):
     assert anchored["consistent_accuracy"] != plain["consistent_accuracy"]
     with pytest.raises(ValueError, match="anchors must be one of"):
         validate_polarity(procon_subset, embedder=embedder, anchors="claims")
+
+
+def test_polarity_scorer_fetches_text_from_a_dataset(embedder):
+    from pairmeasures.demo import load_toy
+
+    toy = load_toy()
+    texts = toy.documents[["docno", "text"]]
+
+    class Docstore:  # anything with PyTerrier's text_loader() protocol, e.g. an ir_datasets dataset
+        def text_loader(self, fields, verbose=False):
+            return pt.apply.generic(lambda frame: frame.merge(texts, on="docno", how="left"))
+
+    run = toy.runs["pro-first"][["qid", "docno", "score", "rank"]].merge(toy.topics, on="qid")
+    model = PolarityModel(fit=toy_fit(), embedder=embedder)
+    fetched = pm.PolarityScorer(model, dataset=Docstore())(run)
+    direct = pm.PolarityScorer(model)(run.merge(texts, on="docno"))
+    assert np.allclose(fetched.sort_values("docno")["polarity"], direct.sort_values("docno")["polarity"])
