@@ -13,6 +13,11 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def default_data_dir() -> str:
+    """The benchmark data folder: PAIRMEASURES_DATA_DIR, else the project's shared/data beside this checkout."""
+    return os.environ.get("PAIRMEASURES_DATA_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
 def best_of(function, repeat: int = 3) -> float:
     """Fastest wall time of ``repeat`` calls, in seconds."""
     times = []

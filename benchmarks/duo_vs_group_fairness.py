@@ -17,7 +17,6 @@ Usage: python benchmarks/duo_vs_group_fairness.py [--data ../shared/data] [--dep
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import warnings
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from _common import save
+from _common import default_data_dir, save
 
 
 def systems(folder: Path, depth: int, workdir: Path):
@@ -70,8 +69,7 @@ def eligible_queries(run: pd.DataFrame, qrels: pd.DataFrame, labels: pd.DataFram
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    default_data = os.environ.get("PAIRMEASURES_DATA_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
-    parser.add_argument("--data", default=default_data)
+    parser.add_argument("--data", default=default_data_dir())
     parser.add_argument("--depth", type=int, default=1000)
     args = parser.parse_args()
 

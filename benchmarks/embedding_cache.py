@@ -11,22 +11,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from _common import save
+from _common import default_data_dir, save
 from pairmeasures.sideinfo.cache import EmbeddingCache
 from pairmeasures.sideinfo.embed import Embedder
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    default_data = os.environ.get("PAIRMEASURES_DATA_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
-    parser.add_argument("--data", default=default_data)
+    parser.add_argument("--data", default=default_data_dir())
     parser.add_argument("--documents", type=int, default=5000)
     args = parser.parse_args()
     with (Path(args.data) / "perspectrum" / "corpus.jsonl").open() as handle:

@@ -12,12 +12,11 @@ Usage: python benchmarks/polarity_methods.py [--data ../shared/data] [--model M]
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 import numpy as np
 
-from _common import save
+from _common import default_data_dir, save
 from pairmeasures.math import (anchored_axis, consistent_accuracy, fit_axes, perspective_accuracy, project,
                                remove_directions)
 from pairmeasures.sideinfo.embed import Embedder
@@ -168,8 +167,7 @@ def supervised_probe(context: Context, folds: int = 5) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    default_data = os.environ.get("PAIRMEASURES_DATA_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
-    parser.add_argument("--data", default=default_data)
+    parser.add_argument("--data", default=default_data_dir())
     parser.add_argument("--model", default=None, help="embedding model (default: all-MiniLM-L6-v2)")
     parser.add_argument("--extra-model", action="append", default=[], metavar="DIR",
                         help="also run the paper's pca with this model (e.g. an assembled all-mpnet-base-v2)")

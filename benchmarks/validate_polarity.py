@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from _common import save
+from _common import default_data_dir, save
 
 RUNS = {
     "perspectrum": [],
@@ -27,8 +26,7 @@ RUNS = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    default_data = os.environ.get("PAIRMEASURES_DATA_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
-    parser.add_argument("--data", default=default_data)
+    parser.add_argument("--data", default=default_data_dir())
     args = parser.parse_args()
     results = {}
     for name, options in RUNS.items():

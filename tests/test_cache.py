@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
-import warnings
 
 import numpy as np
 import pytest

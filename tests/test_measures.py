@@ -250,3 +250,18 @@ def test_gold_labels_of_a_beir_folder(data_dir):
     value = per_query(pm.rKL(group=f"beir:{folder}") @ 10, qrels[qrels.query_id == query], run)[query]
     top = docs["group"].to_numpy()[:10]
     assert value == pytest.approx(rkl(top == top[0]))
+
+
+def test_side_values_of_the_wrong_kind_or_all_missing():
+    with pytest.raises(pm.RunInputError, match="polarity values must be numbers"):
+        ir_measures.calc_aggregate([pm.Duo], QRELS, RUN.assign(polarity=["left", "right"] * 5))
+    with pytest.raises(pm.RunInputError, match="sequences of lengths \\[1, 2\\]"):
+        ir_measures.calc_aggregate([pm.Duo], QRELS, RUN.assign(polarity=[[0.1]] + [[0.2, 0.3]] * 9))
+    nothing = RUN.assign(polarity=pd.Series([None] * len(RUN), dtype=object), group=pd.NA)
+    assert set(per_query(pm.Duo(missing="skip"), QRELS, nothing).values()) == {0.5}
+    assert set(per_query(pm.rND(missing="skip"), QRELS, nothing).values()) == {0.0}
+    with pytest.raises(pm.RunInputError, match="no group for document 'a' of query 'q1'"):
+        ir_measures.calc_aggregate([pm.rND], QRELS, nothing)
+    float32 = RUN.assign(polarity=RUN["polarity"].astype(np.float32))
+    float32.loc[0, "polarity"] = np.float32("nan")
+    assert per_query(pm.Duo(missing="skip") @ 10, QRELS, float32)["q1"] == pytest.approx(duo([0.8, -0.7, -0.9, 0.1]), abs=1e-6)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMATS = ("markdown", "csv", "json")
 
@@ -14,7 +18,7 @@ def _cell(value, digits: int) -> str:
     return str(value)
 
 
-def render(frame: "pd.DataFrame", fmt: str = "markdown", digits: int = 4) -> str:
+def render(frame: pd.DataFrame, fmt: str = "markdown", digits: int = 4) -> str:
     """``frame`` as text in ``fmt`` (one of :data:`FORMATS`)."""
     if fmt == "csv":
         return frame.to_csv(index=False, float_format=f"%.{digits}f")

@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ToyData", "load_toy"]
 
@@ -17,9 +21,9 @@ class ToyData:
     and ``group`` (``pro``/``con``), plus the document ``text``.
     """
 
-    topics: "pd.DataFrame"
-    qrels: "pd.DataFrame"
-    documents: "pd.DataFrame"
+    topics: pd.DataFrame
+    qrels: pd.DataFrame
+    documents: pd.DataFrame
     runs: dict
 
 

@@ -12,7 +12,7 @@ parameters) plus two methods the provider calls on a whole run at once:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import ClassVar
 
 import numpy as np
 from ir_measures import measures
@@ -152,30 +152,38 @@ class PairMeasure(measures.Measure):
 
 
 def _is_missing(value) -> bool:
-    return value is None or (isinstance(value, float) and np.isnan(value))
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(np.isnan(value))
+    return type(value).__name__ in ("NAType", "NaTType")  # pandas' missing markers
 
 
 def _convert(raw: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
     """Side values as an array of the kind's shape, and which rows have one."""
     raw = np.asarray(raw) if not isinstance(raw, np.ndarray) else raw
-    if kind == "labels":
+    if kind == "labels" or raw.dtype == object:
         present = np.array([not _is_missing(v) for v in raw], dtype=bool)
-        return raw.astype(object), present
-    if raw.dtype != object:
-        values = raw.astype(np.float64)
-        present = ~np.isnan(values) if values.ndim == 1 else ~np.isnan(values).all(axis=1)
-        return values, present
-    present = np.array([not _is_missing(v) for v in raw], dtype=bool)
-    items = [v for v in raw[present]]
-    if not items:
-        return np.empty(0), present
-    widths = {np.ndim(v) and len(v) for v in items}
-    if len(widths) > 1:
-        raise RunInputError(f"polarity values mix scalars and sequences, or sequences of lengths {sorted(widths)}: "
-                            "give every document the same number of axes")
+        if kind == "labels":
+            return raw.astype(object), present
+        items = list(raw[present])
+    else:
+        items = None
     try:
+        if items is None:
+            values = raw.astype(np.float64)
+            present = ~np.isnan(values) if values.ndim == 1 else ~np.isnan(values).all(axis=1)
+            return values, present
+        if not items:
+            return np.full(raw.shape[0], np.nan), present
+        widths = {np.ndim(v) and len(v) for v in items}
+        if len(widths) > 1:
+            raise RunInputError(f"polarity values mix scalars and sequences, or sequences of lengths "
+                                f"{sorted(widths)}: give every document the same number of axes")
         stacked = np.asarray(items, dtype=np.float64)
     except (TypeError, ValueError) as exc:
+        if isinstance(exc, RunInputError):
+            raise
         raise RunInputError(f"polarity values must be numbers or sequences of numbers ({exc})") from None
     values = np.full((raw.shape[0],) + stacked.shape[1:], np.nan)
     values[present] = stacked

@@ -18,12 +18,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..math.axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
 from .embed import Embedder
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["FitSet", "PolarityModel", "PolarityError", "default_positive", "negation_anchors", "read_beir"]
 
@@ -58,7 +61,7 @@ class FitSet:
         labels: dict = {}
         has_labels = label is not None and label in frame.columns
         for row in frame.itertuples(index=False):
-            qid = str(getattr(row, "qid"))
+            qid = str(row.qid)
             texts.setdefault(qid, []).append(getattr(row, text))
             if has_labels:
                 labels.setdefault(qid, []).append(str(getattr(row, label)))
@@ -75,9 +78,6 @@ class FitSet:
         data = read_beir(folder)
         return cls.from_frame(data.fit_frame(text), positive=positive)
 
-    def queries(self) -> list:
-        return list(self.texts)
-
 
 @dataclass
 class BeirFolder:
@@ -86,8 +86,8 @@ class BeirFolder:
     path: Path
     corpus: dict
     queries: dict
-    qrels: "object"
-    labels: Optional["object"]
+    qrels: "pd.DataFrame"
+    labels: Optional["pd.DataFrame"]
 
     def document_text(self, doc_id: str, text: str = "text") -> str:
         record = self.corpus[doc_id]
@@ -97,17 +97,19 @@ class BeirFolder:
             return f"{record['title']} {record['text']}".strip() if record.get("title") else record["text"]
         return record["text"]
 
-    def fit_frame(self, text: str = "text"):
-        """One row per (query, fit document): ``qid``, ``docno``, ``text``, ``label`` (gold group, if known)."""
+    def fit_frame(self, text: str = "text") -> "pd.DataFrame":
+        """One row per (query, fit document): ``qid``, ``docno``, ``text``, and ``label`` (the gold
+        group) when the folder has labels; without labels, the judged relevant documents."""
         import pandas as pd
 
-        pairs = self.labels if self.labels is not None else self.qrels[self.qrels["relevance"] > 0]
-        rows = [{"qid": q, "docno": d, "text": self.document_text(d, text),
-                 "label": (g if self.labels is not None else None)}
-                for q, d, g in zip(pairs["query_id"], pairs["doc_id"],
-                                   pairs["group"] if self.labels is not None else [None] * len(pairs))
-                if d in self.corpus]
-        frame = pd.DataFrame(rows, columns=["qid", "docno", "text", "label"])
+        if self.labels is not None:
+            pairs = self.labels
+        else:
+            pairs = self.qrels[self.qrels["relevance"] > 0].assign(group=None)
+        pairs = pairs[pairs["doc_id"].isin(self.corpus.keys())]
+        frame = pd.DataFrame({"qid": pairs["query_id"].to_numpy(), "docno": pairs["doc_id"].to_numpy(),
+                              "text": [self.document_text(d, text) for d in pairs["doc_id"]],
+                              "label": pairs["group"].to_numpy()})
         return frame if self.labels is not None else frame.drop(columns="label")
 
 
