@@ -12,6 +12,10 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
 ``beir:DIR``
     The gold group labels of a BEIR-layout folder, ``DIR/labels.tsv`` (``query-id``,
     ``corpus-id``, ``group``).
+``pca:DIR[?model=M&components=m&text=title+text&positive=LABEL]``
+    Polarity computed from text: per query, axes fitted on the labelled (else judged)
+    documents of the BEIR folder ``DIR`` (:mod:`pairmeasures.sideinfo.polarity`); documents
+    are embedded from the run's ``text`` column, else from ``DIR``'s corpus.
 
 Plugins add schemes through the ``pairmeasures_side_info_schemes`` hook. Sources are built
 once per process and name, so a resource file is read once however many measures use it.
