@@ -167,17 +167,7 @@ def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Option
 
     query_ids = np.asarray(query_ids, dtype=object)
     n_queries = query_ids.size
-    empty = len(run) == 0
-    missing = [name for name in ["query_id", "doc_id", "score"] + list(columns) if name not in run.columns]
-    if empty or len(run.columns) == 0:
-        missing = []
-    if missing:
-        raise RunInputError(
-            f"the run has no {', '.join(repr(m) for m in missing)} column (found {list(run.columns)}). "
-            "Side columns come from a DataFrame or a PyTerrier transformer; TREC run files and ScoredDoc "
-            "tuples cannot carry them. Alternatively, name a resource in the measure, e.g. Duo(polarity='tsv:FILE')."
-        )
-    if empty:
+    if len(run) == 0:  # "no results", even when the frame arrives without its side columns
         return RankedLists(
             query_ids=query_ids,
             offsets=np.zeros(n_queries + 1, dtype=np.int64),
@@ -186,6 +176,13 @@ def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Option
             ranks=np.empty(0, dtype=np.int64),
             relevance=np.empty(0),
             columns={name: np.empty(0, dtype=object) for name in columns},
+        )
+    missing = [name for name in ["query_id", "doc_id", "score"] + list(columns) if name not in run.columns]
+    if missing:
+        raise RunInputError(
+            f"the run has no {', '.join(repr(m) for m in missing)} column (found {list(run.columns)}). "
+            "Side columns come from a DataFrame or a PyTerrier transformer; TREC run files and ScoredDoc "
+            "tuples cannot carry them. Alternatively, name a resource in the measure, e.g. Duo(polarity='tsv:FILE')."
         )
 
     codes, uniques = pd.factorize(run["query_id"], use_na_sentinel=True)

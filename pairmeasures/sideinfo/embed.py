@@ -188,10 +188,13 @@ class Embedder:
         from tqdm.auto import tqdm
 
         model = self.load()
-        show = self.progress if self.progress is not None else len(texts) > 1000
+        if self.progress is None:  # long jobs only, and only on a terminal (tqdm's disable=None)
+            disable = None if len(texts) > 1000 else True
+        else:
+            disable = not self.progress
         out: dict = {}
         with tqdm(total=len(texts), desc=f"embedding with {Path(self.model_name).name}", unit="text",
-                  disable=not show) as bar:
+                  disable=disable) as bar:
             for start in range(0, len(texts), _CHUNK):
                 chunk = texts[start:start + _CHUNK]
                 vectors = model.encode(chunk, batch_size=self.batch_size, convert_to_numpy=True,
