@@ -58,10 +58,9 @@ class GroupFairnessMeasure(PairMeasure):
             return MeasureValues(values=result.value, degenerate=result.degenerate)
 
         # Every group present in a query against the rest of that query's list; report the worst.
-        row_query = lists.row_query
-        pairs = np.unique(row_query.astype(np.int64) * max(len(uniques), 1) + codes)
-        pair_query = pairs // max(len(uniques), 1)
-        pair_group = pairs % max(len(uniques), 1)
+        n_groups = max(len(uniques), 1)
+        pairs = np.unique(lists.row_query.astype(np.int64) * n_groups + codes)
+        pair_query, pair_group = pairs // n_groups, pairs % n_groups
         pair_lengths = lists.lengths[pair_query]
         pair_offsets = np.concatenate([[0], np.cumsum(pair_lengths)]).astype(np.int64)
         rows = np.repeat(lists.offsets[pair_query] - pair_offsets[:-1], pair_lengths) + np.arange(pair_offsets[-1])
