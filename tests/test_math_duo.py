@@ -184,3 +184,11 @@ def test_long_list_bounds_are_consistent():
     assert duo_raw(np.sort(p)) >= lo - 1e-9  # a sorted order is feasible
     interleaved = np.sort(p)[np.argsort(np.abs(np.arange(300) - 149.5))][::-1]  # extremes first
     assert duo_raw(interleaved) <= hi + 1e-9
+
+
+def test_multi_axis_lists_may_be_empty():
+    scores = np.array([[0.3, 1.0], [-0.4, 0.2], [0.9, -0.5]])
+    result = duo_lists(scores, np.array([0, 0, 3, 3]))
+    assert result.duo.shape == (3, 2)
+    assert np.all(result.duo[[0, 2]] == 0.5) and result.degenerate[[0, 2]].all()
+    assert np.allclose(result.duo[1], duo(scores))

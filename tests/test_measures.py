@@ -265,3 +265,16 @@ def test_side_values_of_the_wrong_kind_or_all_missing():
     float32 = RUN.assign(polarity=RUN["polarity"].astype(np.float32))
     float32.loc[0, "polarity"] = np.float32("nan")
     assert per_query(pm.Duo(missing="skip") @ 10, QRELS, float32)["q1"] == pytest.approx(duo([0.8, -0.7, -0.9, 0.1]), abs=1e-6)
+
+
+def test_tsv_resources_with_several_axes_or_bad_columns(tmp_path):
+    axes = tmp_path / "axes.tsv"
+    axes.write_text("corpus-id\tx\ty\n" + "".join(f"{d}\t{0.1 * i}\t{-0.2 * i}\n" for i, d in enumerate("abcde")))
+    bare = RUN[RUN.query_id == "q1"].drop(columns=["polarity", "group"])
+    values = per_query(pm.Duo(polarity=f"tsv:{axes}", axes="mean") @ 5, QRELS, bare)
+    expected = duo(np.array([[0.1 * i, -0.2 * i] for i in range(5)])).mean()
+    assert values["q1"] == pytest.approx(expected)
+    mixed = tmp_path / "mixed.tsv"
+    mixed.write_text("corpus-id\tx\tlabel\na\t0.1\tpro\n")
+    with pytest.raises(pm.sideinfo.SideInfoError, match="several value columns must all be numeric"):
+        ir_measures.calc_aggregate([pm.Duo(polarity=f"tsv:{mixed}")], QRELS, bare)

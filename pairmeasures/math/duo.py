@@ -186,7 +186,7 @@ def duo_lists(scores, offsets, step: int = 1) -> DuoResult:
     for lists in chunks_by_length(lengths, max_cells=max(1, 1_000_000 // axes)):
         padded, chunk_lengths = pad_lists(scores, offsets, lists)
         if padded.ndim == 3:  # (B, L, m) -> (B * m, L), one row per list and axis
-            padded = padded.transpose(0, 2, 1).reshape(-1, padded.shape[1])
+            padded = padded.transpose(0, 2, 1).reshape(padded.shape[0] * axes, padded.shape[1])
         results = _duo_padded(padded, np.repeat(chunk_lengths, axes), step)
         for name, values in zip(("raw", "raw_signed", "min_raw", "max_raw", "scale"), results):
             fields[name][lists] = values.reshape(-1, axes)
