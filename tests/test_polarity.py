@@ -286,3 +286,10 @@ def test_polarity_scorer_fetches_text_from_a_dataset(embedder):
     fetched = pm.PolarityScorer(model, dataset=Docstore())(run)
     direct = pm.PolarityScorer(model)(run.merge(texts, on="docno"))
     assert np.allclose(fetched.sort_values("docno")["polarity"], direct.sort_values("docno")["polarity"])
+
+
+def test_unknown_text_fields_are_refused(procon_subset):
+    with pytest.raises(ValueError, match="text must be one of \\('text', 'title', 'title\\+text'\\), got 'body'"):
+        FitSet.from_beir(procon_subset, text="body")
+    with pytest.raises(ValueError, match="got 'body'"):
+        pm.sideinfo.resolve(f"pca:{procon_subset}?text=body")

@@ -7,7 +7,9 @@ import sys
 import warnings
 from typing import Optional, Sequence
 
+from ..sideinfo.polarity import TEXT_FIELDS
 from .tables import FORMATS, render
+from .validate import ANCHORS
 
 DEMO_MEASURES = ("nDCG@5", "Duo@5", "Duo(signed=True)@5", "rND@5", "rKL@5")
 
@@ -57,12 +59,10 @@ def _measures(args: argparse.Namespace) -> int:
 def _validate_polarity(args: argparse.Namespace) -> int:
     import json
 
-    from ..sideinfo.cache import EmbeddingCache
     from ..sideinfo.embed import Embedder
     from .validate import validate_polarity
 
-    embedder = Embedder(args.model, cache=EmbeddingCache(args.cache) if args.cache else True,
-                        progress=None if not args.json else False)
+    embedder = Embedder(args.model, cache=args.cache or True, progress=False if args.json else None)
     result = validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
                                anchors=args.anchors, anchor_within=args.anchor_within)
     if args.json:
@@ -81,7 +81,7 @@ def _validate_polarity(args: argparse.Namespace) -> int:
 def _cache(args: argparse.Namespace) -> int:
     from ..sideinfo.cache import EmbeddingCache
 
-    cache = EmbeddingCache(args.cache) if args.cache else EmbeddingCache()
+    cache = EmbeddingCache(args.cache)
     if args.action == "info":
         print(cache.stats().report())
         return 0
@@ -136,9 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("folder", help="BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/test.tsv, labels.tsv")
     validate.add_argument("--model", default=None,
                           help="sentence-transformers model name or local directory (default: all-MiniLM-L6-v2, offline)")
-    validate.add_argument("--text", choices=("text", "title", "title+text"), default="text",
+    validate.add_argument("--text", choices=TEXT_FIELDS, default="text",
                           help="which document field to embed (default: text)")
-    validate.add_argument("--anchors", choices=("none", "negated-query"), default="none",
+    validate.add_argument("--anchors", choices=ANCHORS, default="none",
                           help="axis source: 'none' = first principal axis (the paper); 'negated-query' = from the "
                                "query statement's negation to the statement (no labels used)")
     validate.add_argument("--anchor-within", type=int, default=0, metavar="K",

@@ -106,12 +106,13 @@ class TsvSource:
         if not values:
             raise SideInfoError(f"{str(self.path)!r} has no value column besides its ids")
         numeric = frame[values].apply(pd.to_numeric, errors="coerce")
-        if len(values) > 1 or not numeric.isna().any().any():
-            if numeric.isna().any().any():
-                raise SideInfoError(f"{str(self.path)!r}: several value columns must all be numeric (polarity axes)")
+        all_numeric = not numeric.isna().any().any()
+        if len(values) > 1 and not all_numeric:
+            raise SideInfoError(f"{str(self.path)!r}: several value columns must all be numeric (polarity axes)")
+        if all_numeric:
             table = numeric.to_numpy(dtype=np.float64)
             self.values = table[:, 0] if len(values) == 1 else table
-        else:
+        else:  # one column of labels
             self.values = frame[values[0]].to_numpy(dtype=object)
         self.by_query = query_key is not None
         keys = [frame[doc_key].to_numpy()] if not self.by_query else [frame[query_key].to_numpy(), frame[doc_key].to_numpy()]

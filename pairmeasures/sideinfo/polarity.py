@@ -30,12 +30,22 @@ if TYPE_CHECKING:
 
 __all__ = ["FitSet", "PolarityModel", "PolarityError", "default_positive", "negation_anchors", "read_beir"]
 
+#: Which document field(s) of a BEIR corpus to embed.
+TEXT_FIELDS = ("text", "title", "title+text")
+
 #: Labels taken as perspective 1 (the positive pole) when the caller names none, in this order.
 POSITIVE_LABELS = ("p1", "pro", "support", "1", "positive", "yes")
 
 
 class PolarityError(ValueError):
     """Polarity cannot be computed for a query (no fit documents, too few for the axes...)."""
+
+
+def check_text_field(text: str) -> str:
+    """``text`` if it names document fields to embed (:data:`TEXT_FIELDS`), else a ValueError."""
+    if text not in TEXT_FIELDS:
+        raise ValueError(f"text must be one of {TEXT_FIELDS}, got {text!r}")
+    return text
 
 
 def default_positive(labels: Sequence) -> Optional[str]:
@@ -90,6 +100,7 @@ class BeirFolder:
     labels: Optional["pd.DataFrame"]
 
     def document_text(self, doc_id: str, text: str = "text") -> str:
+        """The ``text`` field(s) of a document (one of :data:`TEXT_FIELDS`); an empty title falls back to the text."""
         record = self.corpus[doc_id]
         if text == "title":
             return record.get("title") or record["text"]
@@ -102,6 +113,7 @@ class BeirFolder:
         group) when the folder has labels; without labels, the judged relevant documents."""
         import pandas as pd
 
+        check_text_field(text)
         if self.labels is not None:
             pairs = self.labels
         else:
@@ -150,7 +162,10 @@ class PolarityModel:
     ``fit``: a :class:`FitSet`, or ``None`` to fit each query's axes on the documents being
     scored (the candidate documents themselves). ``components``: number of axes (scores are
     then ``(n, components)``). ``distractors``: ``{group: [texts]}`` with two groups; their
-    difference-of-means direction is removed first (A.5).
+    difference-of-means direction is removed first (A.5). ``anchors``: ``{qid: (statement 1,
+    statement 2)}``; for those queries the axis runs from statement 2 to statement 1, projected
+    onto the fit documents' ``anchor_within`` leading principal axes when that is > 0 (one axis
+    only). Queries skipped by ``score(..., errors="skip")`` are listed in ``skipped`` with the reason.
     """
 
     fit: Optional[FitSet] = None
@@ -269,7 +284,7 @@ def pca_scheme(argument: str) -> PolaritySource:
     unknown = set(options) - {"model", "components", "text", "positive"}
     if unknown:
         raise ValueError(f"pca: resource options are model, components, text, positive; got {sorted(unknown)}")
-    text = options.get("text", "text").replace(" ", "+")  # '+' arrives as a space in query strings
+    text = check_text_field(options.get("text", "text").replace(" ", "+"))  # '+' arrives as a space
     data = read_beir(folder)
     fit = FitSet.from_frame(data.fit_frame(text), positive=options.get("positive"))
     model = PolarityModel(fit=fit, embedder=Embedder(options.get("model") or None),
