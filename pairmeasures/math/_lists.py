@@ -11,7 +11,7 @@ from typing import Iterator
 
 import numpy as np
 
-__all__ = ["check_offsets", "list_lengths", "list_index", "pad_lists", "chunks_by_length", "segment_sum"]
+__all__ = ["check_offsets", "list_lengths", "list_index", "list_positions", "pad_lists", "chunks_by_length", "segment_sum"]
 
 
 def check_offsets(offsets: np.ndarray, n_rows: int) -> np.ndarray:
@@ -37,6 +37,12 @@ def list_index(offsets: np.ndarray) -> np.ndarray:
     """For every row, the index of the list it belongs to."""
     lengths = list_lengths(offsets)
     return np.repeat(np.arange(lengths.size), lengths)
+
+
+def list_positions(offsets: np.ndarray) -> np.ndarray:
+    """For every row, its 1-based rank within its list."""
+    lengths = list_lengths(offsets)
+    return np.arange(1, offsets[-1] + 1) - np.repeat(offsets[:-1], lengths)
 
 
 def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
