@@ -1,27 +1,37 @@
 """Layer 3: ir_measures measures and the one provider that evaluates them on whole runs."""
 
-from .base import COMMON_PARAMS, DegenerateQueryWarning, MeasureValues, PairMeasure, SideInput
+from .base import COMMON_PARAMS, DegenerateQueryWarning, MeasureValues, MissingSideInfoWarning, PairMeasure, SideInput
 from .duo import Duo
 from .group import GroupFairnessMeasure, rKL, rND, rRD
 from .provider import PairEvaluator, PairProvider, provider
 from .ranked import RankedLists, RunInputError
+from .terms import AWRF, TED, ARaB, FaiRR, NFaiRR, RaB, TermMeasure, TExFAIR
 
 #: The measures this package ships; registered through the built-in plugin like any other.
-BUILTIN_MEASURES = (Duo, rND, rKL, rRD)
+BUILTIN_MEASURES = (Duo, rND, rKL, rRD, TExFAIR, TED, AWRF, FaiRR, NFaiRR, RaB, ARaB)
 
 __all__ = [
+    "ARaB",
+    "AWRF",
     "BUILTIN_MEASURES",
     "COMMON_PARAMS",
     "DegenerateQueryWarning",
     "Duo",
+    "FaiRR",
+    "MissingSideInfoWarning",
+    "NFaiRR",
     "GroupFairnessMeasure",
     "MeasureValues",
     "PairEvaluator",
     "PairMeasure",
     "PairProvider",
+    "RaB",
     "RankedLists",
     "RunInputError",
     "SideInput",
+    "TED",
+    "TExFAIR",
+    "TermMeasure",
     "provider",
     "rKL",
     "rND",

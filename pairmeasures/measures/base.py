@@ -11,8 +11,9 @@ parameters) plus two methods the provider calls on a whole run at once:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 from ir_measures import measures
@@ -20,11 +21,16 @@ from ir_measures import measures
 from .. import sideinfo
 from .ranked import RankedLists, RunInputError
 
-__all__ = ["PairMeasure", "MeasureValues", "SideInput", "DegenerateQueryWarning", "COMMON_PARAMS"]
+__all__ = ["PairMeasure", "MeasureValues", "SideInput", "DegenerateQueryWarning", "MissingSideInfoWarning",
+           "COMMON_PARAMS"]
 
 
 class DegenerateQueryWarning(UserWarning):
     """Some queries had nothing to measure and got the measure's documented default value."""
+
+
+class MissingSideInfoWarning(UserWarning):
+    """Some documents had no side information and were given the neutral value (``missing='neutral'``)."""
 
 
 @dataclass(frozen=True)
@@ -43,11 +49,14 @@ class MeasureValues:
 class SideInput:
     """A side input a measure reads: from the run column ``column``, or from the resource named by
     the measure parameter ``param`` when it is set. ``kind`` is ``"scores"`` (floats, or one
-    sequence of floats per document for several axes) or ``"labels"`` (any hashable)."""
+    sequence of floats per document for several axes), ``"labels"`` (any hashable) or ``"text"``
+    (strings). ``neutral`` is the value a document without one gets under ``missing='neutral'``
+    (for measures that offer that choice)."""
 
     column: str
     param: str
     kind: str
+    neutral: Any = None
 
 
 COMMON_PARAMS = {
@@ -95,25 +104,34 @@ class PairMeasure(measures.Measure):
         value = self[name]
         return None if value is measures.base._NOT_PROVIDED else value
 
+    def side_inputs(self) -> tuple[SideInput, ...]:
+        """The side inputs this measure reads with its parameters (``SIDE_INPUTS`` by default)."""
+        return self.SIDE_INPUTS
+
     def run_columns(self) -> list[str]:
         """Run columns this measure reads (side inputs not taken from a named resource)."""
-        return [side.column for side in self.SIDE_INPUTS if self.param(side.param) is None]
+        return [side.column for side in self.side_inputs() if self.param(side.param) is None]
 
     def optional_run_columns(self) -> list[str]:
         """Run columns passed along when present: ``text`` for side inputs computed by a resource."""
-        return ["text"] if any(self.param(side.param) is not None for side in self.SIDE_INPUTS) else []
+        return ["text"] if any(self.param(side.param) is not None for side in self.side_inputs()) else []
 
-    def prepare(self, lists: RankedLists) -> RankedLists:
+    def depth(self) -> Optional[int]:
+        """How deep into each ranking this measure reads (``None``: all of it)."""
+        return self.param("cutoff")
+
+    def prepare(self, lists: RankedLists, cutoff: bool = True) -> RankedLists:
         """The documents this measure considers, with its side inputs checked and attached.
 
-        The cutoff applies to the system's ranking first; then only documents with a qrel of at
-        least ``rel`` are kept (when ``rel`` is set), in ranked order.
+        The cutoff applies to the system's ranking first (unless ``cutoff=False``); then only
+        documents with a qrel of at least ``rel`` are kept (when ``rel`` is set), in ranked order.
         """
-        lists = lists.head(self.param("cutoff"))
+        if cutoff:
+            lists = lists.head(self.param("cutoff"))
         rel = self.param("rel")
         if rel is not None:
             lists = lists.select(lists.relevance >= rel)
-        for side in self.SIDE_INPUTS:
+        for side in self.side_inputs():
             lists = self._attach(lists, side)
         return lists
 
@@ -127,11 +145,19 @@ class PairMeasure(measures.Measure):
             raw = source.lookup(lists.row_query_ids(), lists.doc_ids, lists.columns)
             origin = f"resource {spec!r}"
         values, present = _convert(raw, side.kind)
+        if side.kind == "text":
+            _check_text(values, present, lists, self, origin)
         if not present.all():
             absent = np.flatnonzero(~present)
             if self.param("missing") == "skip":
                 lists = lists.select(present)
                 values = values[present]
+            elif self.param("missing") == "neutral":
+                values = values.copy()
+                values[absent] = side.neutral
+                warnings.warn(f"{self}: {absent.size} of {present.size} considered documents have no {side.column} in "
+                              f"{origin} (e.g. {lists.describe(absent[0])}) and count as neutral; pass "
+                              "missing='error' to stop at the first one", MissingSideInfoWarning, stacklevel=4)
             else:
                 raise RunInputError(
                     f"{self}: no {side.column} for {lists.describe(absent[0])} in {origin} "
@@ -151,6 +177,14 @@ class PairMeasure(measures.Measure):
         return self.compute(self.prepare(lists))
 
 
+def _check_text(values: np.ndarray, present: np.ndarray, lists: RankedLists, measure: PairMeasure, origin: str) -> None:
+    wrong = np.flatnonzero(present & np.array([not isinstance(v, str) for v in values], dtype=bool))
+    if wrong.size:
+        row = int(wrong[0])
+        raise RunInputError(f"{measure}: the text of {lists.describe(row)} in {origin} is a "
+                            f"{type(values[row]).__name__}, not a string")
+
+
 def _is_missing(value) -> bool:
     if value is None:
         return True
@@ -162,9 +196,9 @@ def _is_missing(value) -> bool:
 def _convert(raw: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
     """Side values as an array of the kind's shape, and which rows have one."""
     raw = np.asarray(raw) if not isinstance(raw, np.ndarray) else raw
-    if kind == "labels" or raw.dtype == object:
+    if kind in ("labels", "text") or raw.dtype == object:
         present = np.array([not _is_missing(v) for v in raw], dtype=bool)
-        if kind == "labels":
+        if kind in ("labels", "text"):
             return raw.astype(object), present
         items = list(raw[present])
     else:

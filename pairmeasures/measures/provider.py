@@ -62,8 +62,8 @@ class PairEvaluator(providers.Evaluator):
 
     def _iter_calc(self, run) -> Iterator[Metric]:
         frame = RunConverter(run, strict=False).as_pd_dataframe()
-        cutoffs = [m.param("cutoff") for m in self.measures]
-        depth = None if any(c is None for c in cutoffs) else max(cutoffs, default=None)
+        depths = [m.depth() for m in self.measures]
+        depth = None if any(d is None for d in depths) else max(depths, default=None)
         columns = {c for m in self.measures for c in m.run_columns()}
         columns |= {c for m in self.measures for c in m.optional_run_columns() if c in frame.columns}
         columns = sorted(columns)

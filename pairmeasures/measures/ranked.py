@@ -182,7 +182,9 @@ def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Option
         raise RunInputError(
             f"the run has no {', '.join(repr(m) for m in missing)} column (found {list(run.columns)}). "
             "Side columns come from a DataFrame or a PyTerrier transformer; TREC run files and ScoredDoc "
-            "tuples cannot carry them. Alternatively, name a resource in the measure, e.g. Duo(polarity='tsv:FILE')."
+            "tuples cannot carry them. Alternatively, name a resource in the measure, e.g. Duo(polarity='tsv:FILE')"
+            + (", or for document text add it with pt.text.get_text(dataset, 'text') or name it, e.g. "
+               "TExFAIR(text='corpus:DIR')." if "text" in missing else ".")
         )
 
     codes, uniques = pd.factorize(run["query_id"], use_na_sentinel=True)
