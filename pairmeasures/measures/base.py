@@ -162,7 +162,8 @@ class PairMeasure(measures.Measure):
                 raise RunInputError(
                     f"{self}: no {side.column} for {lists.describe(absent[0])} in {origin} "
                     f"({absent.size} of {present.size} considered documents lack one). Provide it, "
-                    f"set rel= to consider only judged documents, or pass missing='skip'."
+                    f"set rel= to consider only judged documents, or pass missing='skip'"
+                    + (" or 'neutral'." if "neutral" in (self.SUPPORTED_PARAMS["missing"].choices or ()) else ".")
                 )
         if side.kind == "scores":
             _check_scores(values, lists, self, origin)

@@ -29,7 +29,7 @@ from typing import Callable, Mapping, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["SideInfoSource", "TsvSource", "register_scheme", "resolve", "schemes", "SideInfoError"]
+__all__ = ["SideInfoSource", "TsvSource", "register_scheme", "resolve", "schemes", "SideInfoError", "resource_options"]
 
 
 class SideInfoError(ValueError):
@@ -54,6 +54,22 @@ _SOURCES: dict[str, SideInfoSource] = {}
 
 _QUERY_KEYS = ("query-id", "query_id", "qid")
 _DOC_KEYS = ("corpus-id", "doc_id", "docno")
+
+
+def resource_options(argument: str, allowed: tuple, scheme: str) -> tuple[str, dict]:
+    """Split ``LOCATION?key=value&...`` into the location and its options (``+`` stays a plus sign,
+    so ``text=title+text`` reads as written); an option not in ``allowed`` is an error."""
+    from urllib.parse import unquote
+
+    location, _, query = argument.partition("?")
+    options = {}
+    for pair in filter(None, query.split("&")):
+        key, _, value = pair.partition("=")
+        options[unquote(key)] = unquote(value)
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise SideInfoError(f"{scheme}: resource options are {', '.join(allowed)}; got {unknown}")
+    return location, options
 
 
 def register_scheme(scheme: str, factory: Callable[[str], SideInfoSource]) -> None:

@@ -277,13 +277,9 @@ class PolaritySource:
 def pca_scheme(argument: str) -> PolaritySource:
     """``pca:DIR[?model=M&components=m&text=title+text&positive=LABEL]``: axes fitted per query on
     the labelled (else judged) documents of the BEIR folder ``DIR``, with the embedding model ``M``."""
-    from urllib.parse import parse_qs
+    from . import resource_options
 
-    folder, _, query = argument.partition("?")
-    options = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
-    unknown = set(options) - {"model", "components", "text", "positive"}
-    if unknown:
-        raise ValueError(f"pca: resource options are model, components, text, positive; got {sorted(unknown)}")
+    folder, options = resource_options(argument, ("model", "components", "text", "positive"), "pca")
     text = check_text_field(options.get("text", "text").replace(" ", "+"))  # '+' arrives as a space
     data = read_beir(folder)
     fit = FitSet.from_frame(data.fit_frame(text), positive=options.get("positive"))

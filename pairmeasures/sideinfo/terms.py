@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
-from . import SideInfoError
+from . import SideInfoError, resource_options
 
 __all__ = ["TOKENIZERS", "OVERLAPS", "BUILTIN_TERM_LISTS", "Lexicon", "TermStats", "TermCounter", "tokenize",
            "parse_targets", "term_counter", "TextSource", "corpus_scheme", "irds_scheme"]
@@ -51,6 +51,7 @@ def _extend_separators(text: str) -> None:
 
 def _word_texts(texts: Sequence[str]) -> list[str]:
     """Texts lower-cased with every separator replaced by a space (one C-level pass per batch)."""
+    texts = [t.replace("\x00", " ") if "\x00" in t else t for t in texts]  # NUL delimits texts below
     joined = "\x00".join(texts).lower()
     if not joined.isascii():
         joined = unicodedata.normalize("NFC", joined)
@@ -306,8 +307,10 @@ _COUNTERS: dict[tuple, TermCounter] = {}
 
 
 def term_counter(terms: str = "gender", tokenizer: str = "words", overlap: str = "error") -> TermCounter:
-    """The process-wide counter of one term list (loaded and validated once)."""
-    key = (terms, tokenizer, overlap)
+    """The process-wide counter of one term list (loaded and validated once; again if its file changes)."""
+    path = Path(terms).expanduser()
+    version = (path.stat().st_mtime_ns, path.stat().st_size) if terms not in BUILTIN_TERM_LISTS and path.is_file() else None
+    key = (terms, version, tokenizer, overlap)
     if key not in _COUNTERS:
         _COUNTERS[key] = TermCounter(Lexicon.load(terms, tokenizer, overlap))
     return _COUNTERS[key]
@@ -347,13 +350,7 @@ class TextSource:
 
 
 def _fields_option(argument: str, scheme: str) -> tuple[str, str]:
-    from urllib.parse import parse_qs
-
-    location, _, query = argument.partition("?")
-    options = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
-    unknown = set(options) - {"fields"}
-    if unknown:
-        raise SideInfoError(f"{scheme}:{argument}: unknown option(s) {sorted(unknown)}; supported: fields")
+    location, options = resource_options(argument, ("fields",), scheme)
     return location, options.get("fields", "text")
 
 
