@@ -179,11 +179,24 @@ class PairMeasure(measures.Measure):
 
 
 def _check_text(values: np.ndarray, present: np.ndarray, lists: RankedLists, measure: PairMeasure, origin: str) -> None:
+    import pandas as pd
+
+    if pd.api.types.infer_dtype(values[present], skipna=False) in ("string", "empty"):
+        return
     wrong = np.flatnonzero(present & np.array([not isinstance(v, str) for v in values], dtype=bool))
     if wrong.size:
         row = int(wrong[0])
         raise RunInputError(f"{measure}: the text of {lists.describe(row)} in {origin} is a "
                             f"{type(values[row]).__name__}, not a string")
+
+
+def _present(raw: np.ndarray) -> np.ndarray:
+    """Which values are not missing (None, NaN, pandas' NA/NaT): one vectorised pass."""
+    import pandas as pd
+
+    if raw.ndim != 1:
+        return np.array([not _is_missing(v) for v in raw], dtype=bool)
+    return ~np.asarray(pd.isna(raw.astype(object, copy=False)), dtype=bool)
 
 
 def _is_missing(value) -> bool:
@@ -198,7 +211,7 @@ def _convert(raw: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
     """Side values as an array of the kind's shape, and which rows have one."""
     raw = np.asarray(raw) if not isinstance(raw, np.ndarray) else raw
     if kind in ("labels", "text") or raw.dtype == object:
-        present = np.array([not _is_missing(v) for v in raw], dtype=bool)
+        present = _present(raw)
         if kind in ("labels", "text"):
             return raw.astype(object), present
         items = list(raw[present])

@@ -19,6 +19,7 @@ term-based measures in one evaluation, and all systems ranking the same corpus, 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import unicodedata
 from dataclasses import dataclass, field
 from importlib import resources
@@ -255,50 +256,81 @@ class TermStats:
 
 
 class TermCounter:
-    """Counts a lexicon's terms in texts, each distinct text once (a content-keyed memo)."""
+    """Counts a lexicon's terms in texts, each distinct text once.
 
-    #: Texts remembered before the memo starts afresh (bounds memory on very large runs).
+    Every text counted so far is kept in one store (token counts and term hits, row per text) and
+    found again by its content, so a later call only tokenises texts it has not seen.
+    """
+
+    #: Texts remembered before the store starts afresh (bounds memory on very large runs).
     MEMO_LIMIT = 2_000_000
 
     def __init__(self, lexicon: Lexicon):
         self.lexicon = lexicon
         self._index = {term: i for i, term in enumerate(lexicon.terms)}
-        self._memo: dict[str, tuple] = {}
-        self.counted = 0  # texts tokenised so far (the rest were found in the memo)
+        self._clear()
+        self.counted = 0  # texts tokenised so far (the rest were found in the store)
+
+    def _clear(self) -> None:
+        self._keys: list[str] = []
+        self._key_index = None
+        empty = np.empty(0, dtype=np.int64)
+        self._store = TermStats(self.lexicon, empty, empty, empty, np.empty(0))
 
     def count(self, texts: Sequence[str]) -> TermStats:
         """Statistics for ``texts`` (aligned with them)."""
         import pandas as pd
 
-        codes, uniques = pd.factorize(pd.Series(texts, dtype=object), use_na_sentinel=False)
-        new = [t for t in uniques if t not in self._memo]
-        if len(self._memo) + len(new) > self.MEMO_LIMIT:
-            self._memo.clear()
-            new = list(uniques)
-        if new:
-            self._memo.update(zip(new, self._tokenise(new)))
-            self.counted += len(new)
-        entries = [self._memo[t] for t in uniques]
-        lengths = np.fromiter((e[0] for e in entries), dtype=np.int64, count=len(entries))
-        hit_counts = [len(e[1]) for e in entries]
-        hit_text = np.repeat(np.arange(len(entries)), hit_counts)
-        hit_term = np.fromiter((t for e in entries for t in e[1]), dtype=np.int64, count=int(sum(hit_counts)))
-        hit_count = np.fromiter((c for e in entries for c in e[2]), dtype=np.float64, count=hit_term.size)
-        stats = TermStats(self.lexicon, lengths, hit_text, hit_term, hit_count)
-        return stats.take(codes)
+        texts = np.asarray(texts, dtype=object)
+        rows = self._rows(texts)
+        new = rows < 0
+        if new.any():
+            unseen = pd.unique(texts[new])
+            if len(self._keys) + unseen.size > self.MEMO_LIMIT:
+                self._clear()
+                unseen = pd.unique(texts)
+            self._add(list(unseen))
+            rows = self._rows(texts)
+        return self._store.take(rows)
+
+    def _rows(self, texts: np.ndarray) -> np.ndarray:
+        import pandas as pd
+
+        if self._key_index is None:
+            self._key_index = pd.Index(self._keys, dtype=object)
+        return self._key_index.get_indexer(texts) if texts.size else np.empty(0, dtype=np.int64)
+
+    def _add(self, texts: list[str]) -> None:
+        lengths, terms, counts = [], [], []
+        for length, found, found_counts in self._tokenise(texts):
+            lengths.append(length)
+            terms.append(found)
+            counts.append(found_counts)
+        hits = np.array([len(t) for t in terms], dtype=np.int64)
+        store = self._store
+        self._store = TermStats(
+            self.lexicon,
+            np.concatenate([store.lengths, np.array(lengths, dtype=np.int64)]),
+            np.concatenate([store.hit_text, len(store) + np.repeat(np.arange(len(texts)), hits)]),
+            np.concatenate([store.hit_term, np.fromiter(itertools.chain.from_iterable(terms), np.int64, int(hits.sum()))]),
+            np.concatenate([store.hit_count, np.fromiter(itertools.chain.from_iterable(counts), np.float64, int(hits.sum()))]),
+        )
+        self._keys.extend(texts)
+        self._key_index = None
+        self.counted += len(texts)
 
     def _tokenise(self, texts: list[str]) -> Iterator[tuple]:
         index = self._index
-        terms = index.keys()
+        terms = frozenset(index)
         if self.lexicon.tokenizer == "whitespace":
             token_lists: Iterable[list[str]] = (t.lower().split(" ") for t in texts)
         else:
             token_lists = (t.split() for t in _word_texts(texts))
         for tokens in token_lists:
-            present = terms & set(tokens)
+            present = terms.intersection(tokens)
             if present:
                 found = sorted(present)
-                yield len(tokens), tuple(index[t] for t in found), tuple(tokens.count(t) for t in found)
+                yield len(tokens), [index[t] for t in found], [tokens.count(t) for t in found]
             else:
                 yield len(tokens), (), ()
 
