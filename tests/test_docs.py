@@ -29,7 +29,10 @@ def test_examples_run(page, monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("measure,page", [(pm.Duo, "duo.md"), (pm.rND, "group-fairness.md"),
-                                          (pm.rKL, "group-fairness.md"), (pm.rRD, "group-fairness.md")])
+                                          (pm.rKL, "group-fairness.md"), (pm.rRD, "group-fairness.md"),
+                                          (pm.TExFAIR, "texfair.md"), (pm.TED, "texfair.md"), (pm.AWRF, "texfair.md"),
+                                          (pm.FaiRR, "fairr.md"), (pm.NFaiRR, "fairr.md"),
+                                          (pm.RaB, "rab.md"), (pm.ARaB, "rab.md")])
 def test_every_parameter_is_documented(measure, page):
     text = (DOCS / page).read_text(encoding="utf-8")
     for name in measure.SUPPORTED_PARAMS:
