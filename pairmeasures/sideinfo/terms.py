@@ -18,11 +18,9 @@ term-based measures in one evaluation, and all systems ranking the same corpus, 
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import unicodedata
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Optional, Sequence
 
@@ -92,6 +90,8 @@ class Lexicon:
 
     @property
     def fingerprint(self) -> str:
+        import hashlib
+
         digest = hashlib.sha256()
         for term, row in zip(self.terms, self.membership):
             digest.update(f"{term}\t{row.tobytes().hex()}\n".encode())
@@ -123,6 +123,8 @@ class Lexicon:
         if overlap not in OVERLAPS:
             raise ValueError(f"overlap must be one of {OVERLAPS}; got {overlap!r}")
         if source in BUILTIN_TERM_LISTS:
+            from importlib import resources
+
             text = resources.files(__package__).joinpath("data", BUILTIN_TERM_LISTS[source]).read_text(encoding="utf-8")
             origin = f"built-in list {source!r}"
         else:
