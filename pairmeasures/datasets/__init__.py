@@ -18,17 +18,11 @@ dataset offers ``docs_iter()``, ``queries_iter()``, ``qrels_iter()`` and, for th
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
+import importlib
 import os
 import sys
 import warnings
 from typing import Optional
-
-from ._records import (GrepBiasIRDoc, GrepBiasIRQueryInfo, GroupLabel, PerspectrumDoc, PerspectrumQueryInfo,
-                       ProconDoc, ProconQueryInfo, Qrel, Query, WikiBalanceDoc, WikiBalanceNaturalDoc,
-                       WikiBalanceQueryInfo)
-from ._resources import DATA_ENV, DatasetError, DatasetUnavailableError
 
 __all__ = ["DATASET_IDS", "DATA_ENV", "DatasetError", "DatasetUnavailableError", "GrepBiasIRDoc",
            "GrepBiasIRQueryInfo", "GroupLabel", "PerspectrumDoc", "PerspectrumQueryInfo", "ProconDoc",
@@ -37,6 +31,17 @@ __all__ = ["DATASET_IDS", "DATA_ENV", "DatasetError", "DatasetUnavailableError",
 
 DATASET_IDS = ("pair/wiki-balance/synthetic", "pair/wiki-balance/natural", "pair/msmarco-passage/dev/gender-qs1",
                "pair/msmarco-passage/dev/gender-qs2", "pair/perspectrum", "pair/procon", "pair/grep-biasir")
+
+_LAZY = {**{name: "._resources" for name in ("DATA_ENV", "DatasetError", "DatasetUnavailableError")},
+         **{name: "._records" for name in __all__ if name[0].isupper() and name not in ("DATASET_IDS", "DATA_ENV")
+            and not name.startswith("Dataset")}}
+
+
+def __getattr__(name: str):
+    """Records and errors load on first use, so that ``import pairmeasures`` stays light."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _spec(dataset_id: str):
@@ -71,7 +76,7 @@ def register() -> None:
 def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
     """For each dataset: where its files resolve from and whether they are here (nothing is downloaded)."""
     from ._catalogue import SPECS
-    from ._resources import find
+    from ._resources import DatasetError, find
 
     rows = []
     for spec in SPECS:
@@ -104,12 +109,15 @@ def _msmarco_state() -> str:
     return "ir_datasets msmarco-passage, here" if have else "ir_datasets msmarco-passage, downloaded on first use (1 GB)"
 
 
-class _RegisterAfterImport(importlib.abc.MetaPathFinder):
-    """Registers the datasets right after ``ir_datasets`` finishes importing (one use, then removed)."""
+class _RegisterAfterImport:
+    """A ``sys.meta_path`` finder that registers the datasets right after ``ir_datasets`` finishes
+    importing (used once, then removed)."""
 
     def find_spec(self, name, path=None, target=None):
         if name != "ir_datasets":
             return None
+        import importlib.util
+
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)  # as the other finders see it
         loader = spec.loader if spec is not None else None

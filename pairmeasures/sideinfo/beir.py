@@ -8,11 +8,9 @@ copy (``corpus.jsonl.gz``, as the Hugging Face releases ship) is read instead.
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import os
-import zlib
 from pathlib import Path
 from typing import Callable, Container, Iterator, Optional, Sequence
 
@@ -44,6 +42,9 @@ def existing(folder: str | os.PathLike, name: str) -> Path:
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """Numbered lines without their line break; decoding and decompression errors name the line."""
+    import gzip
+    import zlib
+
     compressed = path.suffix == ".gz"
     number = 0
     with (gzip.open(path, "rb") if compressed else path.open("rb")) as raw:
