@@ -238,6 +238,8 @@ DAMAGE = {
                                     r"procon/labels\.tsv:955: document 'nowhere' is not in the corpus"),
     "row with a missing field": ("labels.tsv", lambda p: append(p, "golf\tgolf_pro_0"),
                                  r"procon/labels\.tsv:955: expected 3 tab-separated fields"),
+    "bytes that are not UTF-8": ("labels.tsv", lambda p: p.write_bytes(p.read_bytes().replace(b"videogames_pro_1", b"\xff", 1)),
+                                 r"procon/labels\.tsv:3: not UTF-8 text"),
     "missing file": ("labels.tsv", Path.unlink, r"procon \(data argument\) is incomplete: it needs labels\.tsv"),
 }
 
@@ -504,6 +506,27 @@ def test_without_mirror_or_network_the_error_says_what_to_put_where(tmp_path, da
     assert len(list(dataset.docs_iter())) == 953 and requested == [url]
 
 
+def test_a_source_in_another_format_is_named_and_nothing_half_converted_stays(tmp_path, monkeypatch):
+    from pairmeasures.datasets import _catalogue as catalogue
+
+    ir_datasets_here()
+    monkeypatch.delenv("PAIRMEASURES_DATA")
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "home"))
+    (url,) = [remote.url for remote in catalogue.PROCON.remote]
+    stand_in_network(monkeypatch, {url: json.dumps([{"url": "https://golf.procon.org", "claim_title": "Golf"}]).encode()})
+    with pytest.raises(DatasetError, match=r"procon\.json: debate https://golf\.procon\.org has no 'perspectives_for' field"):
+        list(pm.datasets.load("pair/procon").docs_iter())
+    cache = tmp_path / "home" / "pair"
+    assert sorted(p.name for p in cache.iterdir()) == [".sources"]  # the download is kept to look at; no procon/
+    sources = {remote.url: b"{}" if remote.name == "dataset_split_v1.0.json" else b"[]"
+               for remote in catalogue.PERSPECTRUM.remote}
+    (pool,) = [remote.url for remote in catalogue.PERSPECTRUM.remote if remote.name == "perspective_pool_v1.0.json"]
+    sources[pool] = json.dumps([{"pId": 1}]).encode()  # a perspective without text
+    stand_in_network(monkeypatch, sources)
+    with pytest.raises(DatasetError, match=r"the files of CogComp/perspectrum on GitHub in .*perspectrum are not in the expected"):
+        list(pm.datasets.load("pair/perspectrum").docs_iter())
+
+
 def python(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
 
@@ -545,7 +568,9 @@ def test_datasets_command_lists_where_each_dataset_resolves_from(tmp_path, data_
     assert next(line for line in lines if line.startswith("| pair/perspectrum ")).endswith("| after download |")
 
 
-def test_the_shared_data_mirror_helper_matches_the_documented_layout(tmp_path, data_dir):
+def test_status_of_a_mirror_passed_as_argument(tmp_path, data_dir):
     mirror = build_mirror(tmp_path, data_dir)
     rows = {row["dataset"]: row for row in pm.datasets.status(mirror)}
-    assert all(rows[d]["available"] == "yes" for d in LABELLED)
+    for dataset_id in LABELLED:
+        assert rows[dataset_id]["available"] == "yes"
+        assert rows[dataset_id]["resolves from"].startswith(f"data argument: {mirror}/")

@@ -32,9 +32,10 @@ __all__ = ["DATASET_IDS", "DATA_ENV", "DatasetError", "DatasetUnavailableError",
 DATASET_IDS = ("pair/wiki-balance/synthetic", "pair/wiki-balance/natural", "pair/msmarco-passage/dev/gender-qs1",
                "pair/msmarco-passage/dev/gender-qs2", "pair/perspectrum", "pair/procon", "pair/grep-biasir")
 
-_LAZY = {**{name: "._resources" for name in ("DATA_ENV", "DatasetError", "DatasetUnavailableError")},
-         **{name: "._records" for name in __all__ if name[0].isupper() and name not in ("DATASET_IDS", "DATA_ENV")
-            and not name.startswith("Dataset")}}
+_RECORDS = ("GrepBiasIRDoc", "GrepBiasIRQueryInfo", "GroupLabel", "PerspectrumDoc", "PerspectrumQueryInfo", "ProconDoc",
+            "ProconQueryInfo", "Qrel", "Query", "WikiBalanceDoc", "WikiBalanceNaturalDoc", "WikiBalanceQueryInfo")
+_LAZY = {"DATA_ENV": "._resources", "DatasetError": "._resources", "DatasetUnavailableError": "._resources",
+         **dict.fromkeys(_RECORDS, "._records")}
 
 
 def __getattr__(name: str):
@@ -102,9 +103,9 @@ def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
 
 def _msmarco_state() -> str:
     """Whether ir_datasets already holds the MS MARCO passage collection and dev qrels."""
-    from pathlib import Path
+    from ._resources import ir_datasets_home
 
-    home = Path(os.environ.get("IR_DATASETS_HOME") or Path.home() / ".ir_datasets").expanduser()
+    home = ir_datasets_home()
     have = (home / "msmarco-passage" / "collection.tsv").is_file() and (home / "msmarco-passage" / "dev" / "qrels").is_file()
     return "ir_datasets msmarco-passage, here" if have else "ir_datasets msmarco-passage, downloaded on first use (1 GB)"
 

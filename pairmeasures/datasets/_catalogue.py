@@ -62,48 +62,36 @@ _WIKI_BALANCE_QRELS = {4: "a document of the query (Wiki-Balance takes relevance
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """One registered dataset: its resources, how its records are built, what its labels mean.
+    """One registered dataset: its resources, how its records are built, its record types.
 
     ``documents_from``: the ir_datasets dataset supplying documents and qrels (restricted to this
     dataset's queries) instead of ``build``.
     """
 
     id: str
-    description: str
     resources: tuple[Resource, ...]
     build: Callable[[Sequence[Location]], loaders.Tables]
     doc_cls: Optional[type]
     query_info_cls: Optional[type]
-    labels: str
     qrels_defs: dict
     documents_from: str = ""
 
 
 SPECS = (
-    DatasetSpec("pair/wiki-balance/synthetic",
-                "Wiki-Balance Synthetic: single-perspective documents on Wikipedia controversial topics",
-                (WIKI_BALANCE_SYNTHETIC, WIKI_BALANCE_CATEGORIES), loaders.build_wiki_balance_synthetic,
-                WikiBalanceDoc, WikiBalanceQueryInfo, "perspective p1 / p2 (from the document id)", _WIKI_BALANCE_QRELS),
-    DatasetSpec("pair/wiki-balance/natural", "Wiki-Balance Natural: Wikipedia passages on controversial topics",
-                (WIKI_BALANCE_NATURAL, WIKI_BALANCE_CATEGORIES), loaders.build_wiki_balance_natural,
-                WikiBalanceNaturalDoc, WikiBalanceQueryInfo, "labels.tsv of the mirror, when it has one",
-                _WIKI_BALANCE_QRELS),
-    DatasetSpec("pair/msmarco-passage/dev/gender-qs1",
-                "MS MARCO passage dev queries annotated as non-gendered (Rekabsaz & Schedl 2020)",
-                (MSMARCO_GENDER,), loaders.gender_queries("qs1_queries.tsv"), None, None, "", {},
-                documents_from="msmarco-passage/dev"),
-    DatasetSpec("pair/msmarco-passage/dev/gender-qs2",
-                "MS MARCO passage dev queries that are bias-sensitive (Rekabsaz et al. 2021)",
-                (MSMARCO_GENDER,), loaders.gender_queries("qs2_queries.tsv"), None, None, "", {},
-                documents_from="msmarco-passage/dev"),
-    DatasetSpec("pair/perspectrum", "PERSPECTRUM: claims and the perspectives supporting or undermining them",
-                (PERSPECTRUM,), loaders.build_perspectrum, PerspectrumDoc, PerspectrumQueryInfo,
-                "stance per (claim, perspective): support / undermine", {1: "a perspective of the claim"}),
-    DatasetSpec("pair/procon", "ProCon.org debates and their pro and con arguments", (PROCON,), loaders.build_procon,
-                ProconDoc, ProconQueryInfo, "side: pro / con", {1: "an argument of the debate"}),
-    DatasetSpec("pair/grep-biasir", "Grep-BiasIR: gender-neutral queries with female, male and neutral documents",
-                (GREP_BIASIR,), loaders.build_grep_biasir, GrepBiasIRDoc, GrepBiasIRQueryInfo,
-                "gender wording: female / male / neutral / both", {0: "non-relevant", 1: "relevant"}),
+    DatasetSpec("pair/wiki-balance/synthetic", (WIKI_BALANCE_SYNTHETIC, WIKI_BALANCE_CATEGORIES),
+                loaders.build_wiki_balance_synthetic, WikiBalanceDoc, WikiBalanceQueryInfo, _WIKI_BALANCE_QRELS),
+    DatasetSpec("pair/wiki-balance/natural", (WIKI_BALANCE_NATURAL, WIKI_BALANCE_CATEGORIES),
+                loaders.build_wiki_balance_natural, WikiBalanceNaturalDoc, WikiBalanceQueryInfo, _WIKI_BALANCE_QRELS),
+    DatasetSpec("pair/msmarco-passage/dev/gender-qs1", (MSMARCO_GENDER,), loaders.gender_queries("qs1_queries.tsv"),
+                None, None, {}, documents_from="msmarco-passage/dev"),
+    DatasetSpec("pair/msmarco-passage/dev/gender-qs2", (MSMARCO_GENDER,), loaders.gender_queries("qs2_queries.tsv"),
+                None, None, {}, documents_from="msmarco-passage/dev"),
+    DatasetSpec("pair/perspectrum", (PERSPECTRUM,), loaders.build_perspectrum, PerspectrumDoc, PerspectrumQueryInfo,
+                {1: "a perspective of the claim"}),
+    DatasetSpec("pair/procon", (PROCON,), loaders.build_procon, ProconDoc, ProconQueryInfo,
+                {1: "an argument of the debate"}),
+    DatasetSpec("pair/grep-biasir", (GREP_BIASIR,), loaders.build_grep_biasir, GrepBiasIRDoc, GrepBiasIRQueryInfo,
+                {0: "non-relevant", 1: "relevant"}),
 )
 
 SPEC_BY_ID = {spec.id: spec for spec in SPECS}

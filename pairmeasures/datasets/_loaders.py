@@ -8,6 +8,7 @@ earlier process, else parses them (every problem named with file and line) and p
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import pickle
@@ -191,8 +192,6 @@ class Categories:
     """The topic -> domains table of Wiki-Balance (``wiki-balance-categories.tsv``)."""
 
     def __init__(self, path: Path):
-        import json
-
         self.domains: dict[tuple[str, str], tuple] = {}
         self.titles: dict[str, list[str]] = {}
         for line, (topic_id, topic, domains) in iter_tsv(path, ("topic-id", "topic", "domains")):

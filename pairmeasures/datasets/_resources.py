@@ -22,7 +22,7 @@ from typing import Callable, Optional
 from urllib.parse import quote
 
 __all__ = ["DATA_ENV", "DatasetError", "DatasetUnavailableError", "RemoteFile", "Resource", "Location",
-           "cache_root", "find", "locate"]
+           "cache_root", "find", "ir_datasets_home", "locate"]
 
 #: The environment variable naming a mirror folder laid out like ``shared/data``.
 DATA_ENV = "PAIRMEASURES_DATA"
@@ -76,10 +76,6 @@ class Resource:
         """Required files absent from ``path`` (a resource folder)."""
         return [f for f in self.files if not ((path / f).is_file() or (path / f"{f}.gz").is_file())]
 
-    def layout(self) -> str:
-        """The required paths, relative to a mirror folder."""
-        return self.name if not self.files else ", ".join(f"{self.name}/{f}" for f in self.files)
-
 
 @dataclass(frozen=True)
 class Location:
@@ -96,9 +92,14 @@ class Location:
         return plain if plain.is_file() else self.path / f"{name}.gz"
 
 
+def ir_datasets_home() -> Path:
+    """ir_datasets' folder, ``$IR_DATASETS_HOME`` (read now, so a changed variable takes effect)."""
+    return Path(os.environ.get("IR_DATASETS_HOME") or Path.home() / ".ir_datasets").expanduser()
+
+
 def cache_root() -> Path:
-    """The download cache ``$IR_DATASETS_HOME/pair`` (read now, so a changed variable takes effect)."""
-    return Path(os.environ.get("IR_DATASETS_HOME") or Path.home() / ".ir_datasets").expanduser() / "pair"
+    """The download cache ``$IR_DATASETS_HOME/pair``, laid out like a mirror."""
+    return ir_datasets_home() / "pair"
 
 
 def mirror_roots(data: Optional[str | os.PathLike] = None) -> list[tuple[str, Path]]:
@@ -118,12 +119,13 @@ def find(resource: Resource, data: Optional[str | os.PathLike] = None) -> Option
         path = root / resource.name
         if not path.exists():
             continue
-        missing = resource.missing(path) if path.is_dir() else []
-        if missing or path.is_dir() != bool(resource.files):
-            advice = ("delete it to download it again" if origin == "download cache" else
-                      "add the missing files, or remove the folder to use the next source")
-            wanted = ", ".join(missing) if missing else ("a folder" if resource.files else "a file")
-            raise DatasetError(f"{path} ({origin}) is incomplete: it needs {wanted}; {advice}")
+        advice = ("delete it to download it again" if origin == "download cache" else
+                  "complete it, or remove it to use the next source")
+        if path.is_dir() != bool(resource.files):
+            raise DatasetError(f"{path} ({origin}) should be {'a folder' if resource.files else 'a file'}; {advice}")
+        missing = resource.missing(path) if resource.files else []
+        if missing:
+            raise DatasetError(f"{path} ({origin}) is incomplete: it needs {', '.join(missing)}; {advice}")
         return Location(resource, path, origin)
     return None
 
@@ -142,15 +144,18 @@ def _download(resource: Resource, data: Optional[str | os.PathLike], dataset_id:
         for remote in resource.remote:
             Download([RequestsDownload(remote.url)], cache_path=str(sources / remote.name),
                      expected_md5=remote.md5).path()
-    except (OSError, RuntimeError, ValueError) as exc:  # requests' errors are OSErrors; md5 mismatch too
+    except (OSError, RuntimeError) as exc:  # network errors of requests are OSErrors, so is an md5 mismatch
         raise DatasetUnavailableError(unavailable_message(resource, data, dataset_id, exc)) from exc
     staging = root / f".staging-{resource.name}"
     _remove(staging)
     try:
         resource.convert(sources, staging)
-    except Exception:
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:  # DatasetError included: it names the file
         _remove(staging)
-        raise
+        if isinstance(exc, DatasetError):
+            raise
+        raise DatasetError(f"the files of {resource.source} in {sources} are not in the expected format ({exc!r}); "
+                           "delete them to download them again") from exc
     target = root / resource.name
     os.replace(staging, target)
     _remove(sources)
@@ -165,7 +170,7 @@ def _remove(path: Path) -> None:
 
 
 def unavailable_message(resource: Resource, data: Optional[str | os.PathLike], dataset_id: str,
-                        error: Optional[BaseException] = None) -> str:
+                        error: BaseException) -> str:
     """What to put where, when no mirror has ``resource`` and it cannot be downloaded."""
     if data is not None:
         mirror, setting = Path(data).expanduser(), ""
@@ -177,8 +182,8 @@ def unavailable_message(resource: Resource, data: Optional[str | os.PathLike], d
     what = f"{', '.join(resource.files)} into {target}/" if resource.files else f"the file {target}"
     sources = cache_root() / ".sources" / resource.name
     downloads = "\n".join(f"  {r.url}\n    -> {sources / r.name}" for r in resource.remote)
-    cause = f" ({type(error).__name__}: {error})" if error is not None else ""
-    return (f"{dataset_id} is not available here: no mirror has {resource.name} and downloading it failed{cause}.\n"
+    return (f"{dataset_id} is not available here: no mirror has {resource.name} and downloading it failed "
+            f"({type(error).__name__}: {error}).\n"
             f"Either put {what}{setting} (the mirror layout of docs/datasets.md),\n"
             f"or fetch its public source ({resource.source}) where there is network access and place the files "
             f"as listed; they are converted on first use:\n{downloads}")

@@ -8,7 +8,6 @@ copy (``corpus.jsonl.gz``, as the Hugging Face releases ship) is read instead.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from pathlib import Path
@@ -49,10 +48,12 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
     number = 0
     with (gzip.open(path, "rb") if compressed else path.open("rb")) as raw:
         try:
-            for number, line in enumerate(io.TextIOWrapper(raw, encoding="utf-8", newline=""), start=1):
+            for number, data in enumerate(raw, start=1):
+                try:
+                    line = data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise DataFileError(path, number, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
                 yield number, line.rstrip("\n").rstrip("\r")
-        except UnicodeDecodeError as exc:
-            raise DataFileError(path, number + 1, f"not UTF-8 text ({exc.reason})") from exc
         except (EOFError, OSError, zlib.error) as exc:
             if not compressed:
                 raise
