@@ -518,11 +518,11 @@ def test_a_source_in_another_format_is_named_and_nothing_half_converted_stays(tm
         list(pm.datasets.load("pair/procon").docs_iter())
     cache = tmp_path / "home" / "pair"
     assert sorted(p.name for p in cache.iterdir()) == [".sources"]  # the download is kept to look at; no procon/
-    sources = {remote.url: b"{}" if remote.name == "dataset_split_v1.0.json" else b"[]"
-               for remote in catalogue.PERSPECTRUM.remote}
-    (pool,) = [remote.url for remote in catalogue.PERSPECTRUM.remote if remote.name == "perspective_pool_v1.0.json"]
-    sources[pool] = json.dumps([{"pId": 1}]).encode()  # a perspective without text
-    stand_in_network(monkeypatch, sources)
+    claims = [{"cId": 1, "text": "A claim", "perspectives": [{"pids": [1], "stance_label_3": "SUPPORT"}]}]
+    files = {"perspectrum_with_answers_v1.0.json": claims, "perspective_pool_v1.0.json": [{"pId": 1}],  # no text
+             "dataset_split_v1.0.json": {"1": "train"}, "topic.json": []}
+    stand_in_network(monkeypatch, {remote.url: json.dumps(files[remote.name]).encode()
+                                   for remote in catalogue.PERSPECTRUM.remote})
     with pytest.raises(DatasetError, match=r"the files of CogComp/perspectrum on GitHub in .*perspectrum are not in the expected"):
         list(pm.datasets.load("pair/perspectrum").docs_iter())
 

@@ -69,14 +69,13 @@ def _write_tsv(path: Path, header: Sequence[str], rows: Iterable[Sequence]) -> N
 
 
 def _write_beir(target: Path, corpus: list[dict], queries: list[dict], judgements: list[tuple],
-                labels: Sequence[tuple] = ()) -> None:
-    """BEIR files from records; queries without any judged document are left out."""
+                labels: Sequence[tuple]) -> None:
+    """BEIR files and labels from records; queries without any judged document are left out."""
     judged = {query_id for query_id, _, _ in judgements}
     _write_jsonl(target / "corpus.jsonl", corpus)
     _write_jsonl(target / "queries.jsonl", (q for q in queries if q["_id"] in judged))
     _write_tsv(target / "qrels" / "test.tsv", QRELS_HEADER, judgements)
-    if labels:
-        _write_tsv(target / "labels.tsv", LABELS_HEADER, labels)
+    _write_tsv(target / "labels.tsv", LABELS_HEADER, labels)
 
 
 def convert_perspectrum(sources: Path, target: Path) -> None:

@@ -156,6 +156,10 @@ def _download(resource: Resource, data: Optional[str | os.PathLike], dataset_id:
             raise
         raise DatasetError(f"the files of {resource.source} in {sources} are not in the expected format ({exc!r}); "
                            "delete them to download them again") from exc
+    lacking = resource.missing(staging) if resource.files else [] if staging.is_file() else [resource.name]
+    if lacking:
+        _remove(staging)
+        raise DatasetError(f"converting {sources} produced no {', '.join(lacking)}")
     target = root / resource.name
     os.replace(staging, target)
     _remove(sources)
