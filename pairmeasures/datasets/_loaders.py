@@ -7,6 +7,7 @@ earlier process, else parses them (every problem named with file and line) and p
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import logging
@@ -77,6 +78,8 @@ def _pickle_path(spec: DatasetSpec, key: str) -> Path:
 
 
 def _read_pickle(spec: DatasetSpec, key: str) -> Optional[Tables]:
+    collecting = gc.isenabled()
+    gc.disable()  # unpickling creates many objects at once: cyclic collections in between are wasted work
     try:
         with _pickle_path(spec, key).open("rb") as handle:
             tables = pickle.load(handle)
@@ -85,6 +88,9 @@ def _read_pickle(spec: DatasetSpec, key: str) -> Optional[Tables]:
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError) as exc:
         _log.info("ignoring the unreadable parsed copy of %s (%s)", spec.id, exc)
         return None
+    finally:
+        if collecting:
+            gc.enable()
     return tables if isinstance(tables, Tables) and tables.key == key else None
 
 
