@@ -29,7 +29,7 @@ PERSPECTRUM = Resource(
 PROCON = Resource(
     "procon", BEIR_FILES + ("labels.tsv",),
     (github_file("CogComp/perspectrum", PERSPECTRUM_COMMIT, "data/raw_data/procon/procon.json"),),
-    convert_procon, "CogComp/perspectrum on GitHub (ProCon.org crawl)")
+    convert_procon, "CogComp/perspectrum on GitHub, its ProCon.org crawl")
 GREP_BIASIR = Resource(
     "grep-biasir", BEIR_FILES + ("labels.tsv",),
     tuple(github_file("KlaraKrieg/GrepBiasIR", GREP_BIASIR_COMMIT, name)
