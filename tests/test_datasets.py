@@ -328,7 +328,8 @@ def test_loading_again_parses_nothing(tmp_path, data_dir, monkeypatch):
     dataset = pm.datasets.load("pair/procon", data=mirror)
     docs = list(dataset.docs_iter())
     assert len(read) == 2  # corpus and queries
-    list(dataset.queries_iter()), list(pm.datasets.load("pair/procon", data=mirror).labels_iter())
+    list(dataset.queries_iter())
+    list(pm.datasets.load("pair/procon", data=mirror).labels_iter())  # another dataset object, the same files
     assert len(read) == 2
     monkeypatch.setattr(_loaders, "_PARSED", {})  # as a new process: the pickled records are read instead
     assert list(dataset.docs_iter()) == docs and len(read) == 2
