@@ -11,7 +11,7 @@ so ``ir_measures.parse_measure("Duo@10")``, ``ir_measures.calc_aggregate`` and
 Heavy libraries (pandas, PyTerrier, torch) are imported only when used.
 """
 
-from . import math, sideinfo
+from . import datasets, math, sideinfo
 from .measures import (
     ARaB,
     AWRF,
@@ -94,6 +94,8 @@ __all__ = [
     "register_plugins",
     "sideinfo",
     "__version__",
+    "datasets",
 ]
 
 register_plugins(plugin_manager())
+datasets.register_when_ir_datasets_loads()  # ir_datasets.load("pair/...") then works; ir_datasets is not imported here

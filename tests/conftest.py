@@ -56,6 +56,38 @@ def private_embedding_cache(tmp_path_factory):
         os.environ["PAIRMEASURES_CACHE_DIR"] = previous
 
 
+#: The mirror layout of pairmeasures.datasets over the shared data: Wiki-Balance Synthetic is its sample.
+MIRROR = {"perspectrum": "perspectrum", "procon": "procon", "grep-biasir": "grep-biasir",
+          "msmarco-gender": "msmarco-gender", "wiki-balance-categories.tsv": "wiki-balance-categories.tsv",
+          "wiki-balance-synthetic": "wiki-balance-sample"}
+
+
+def build_mirror(folder: Path, data: Path) -> Path:
+    """``folder`` laid out as PAIRMEASURES_DATA expects, with links into ``data`` (the shared data)."""
+    for name, source in MIRROR.items():
+        (folder / name).symlink_to(data / source)
+    return folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_dataset_folders(tmp_path_factory):
+    """Tests (and the commands they start) use a private ir_datasets home, and PAIRMEASURES_DATA points
+    at a mirror of the shared data, as the docs examples expect."""
+    previous = {name: os.environ.get(name) for name in ("IR_DATASETS_HOME", "PAIRMEASURES_DATA")}
+    os.environ["IR_DATASETS_HOME"] = str(tmp_path_factory.mktemp("ir-datasets-home"))
+    try:
+        data = shared_path("PAIRMEASURES_DATA_DIR", "data")
+        os.environ["PAIRMEASURES_DATA"] = str(build_mirror(tmp_path_factory.mktemp("mirror"), data))
+    except FileNotFoundError:
+        os.environ.pop("PAIRMEASURES_DATA", None)
+    yield
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 @pytest.fixture(scope="session")
 def embedder():
     """One default-model embedder for the whole session (the model loads once)."""

@@ -104,6 +104,15 @@ def _cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def _datasets(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..datasets import status
+
+    sys.stdout.write(render(pd.DataFrame(status(args.data)), args.format))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pairmeasures",
@@ -147,6 +156,16 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--cache", default=None, help="embedding cache file (default: ~/.cache/pairmeasures/embeddings.sqlite)")
     validate.add_argument("--json", action="store_true", help="print one JSON object")
     validate.set_defaults(run=_validate_polarity)
+
+    datasets = commands.add_parser(
+        "datasets", help="list the registered datasets, where each resolves from, whether it is here",
+        description="List the pair/... datasets registered with ir_datasets, where their files resolve from "
+                    "(--data or $PAIRMEASURES_DATA, the download cache $IR_DATASETS_HOME/pair, or a download "
+                    "from the public source) and whether they are available without downloading.")
+    datasets.add_argument("--format", choices=FORMATS, default="markdown", help="table format (default: markdown)")
+    datasets.add_argument("--data", default=None, metavar="DIR",
+                          help="a mirror folder laid out like shared/data (default: $PAIRMEASURES_DATA)")
+    datasets.set_defaults(run=_datasets)
 
     cache = commands.add_parser("cache", help="show or clear the embedding cache",
                                 description="Show what the embedding cache holds, or delete entries (asks first).")

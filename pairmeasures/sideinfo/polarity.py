@@ -15,7 +15,6 @@ projected out of every embedding before fitting and projecting.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 import numpy as np
 
 from ..math.axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
+from .beir import read_records
 from .embed import Embedder
 
 if TYPE_CHECKING:
@@ -133,10 +133,8 @@ def read_beir(folder) -> BeirFolder:
     missing = [name for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv") if not (path / name).is_file()]
     if missing:
         raise FileNotFoundError(f"{str(path)!r} is not a BEIR-layout folder: missing {', '.join(missing)}")
-    with (path / "corpus.jsonl").open(encoding="utf-8") as handle:
-        corpus = {str(r["_id"]): r for r in map(json.loads, handle)}
-    with (path / "queries.jsonl").open(encoding="utf-8") as handle:
-        queries = {str(r["_id"]): r for r in map(json.loads, handle)}
+    corpus = read_records(path / "corpus.jsonl")
+    queries = read_records(path / "queries.jsonl")
     qrels = pd.read_csv(path / "qrels" / "test.tsv", sep="\t", dtype={"query-id": str, "corpus-id": str})
     qrels = qrels.rename(columns={"query-id": "query_id", "corpus-id": "doc_id", "score": "relevance"})
     labels = None

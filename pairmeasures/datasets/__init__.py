@@ -1,0 +1,150 @@
+"""Layer 5: bias benchmarks as ir_datasets datasets, with gold labels, that also work offline.
+
+Once ``pairmeasures`` is imported, ``ir_datasets.load("pair/perspectrum")`` and
+``pt.get_dataset("irds:pair/perspectrum")`` find these datasets (ir_datasets has no plugin
+discovery; the registration runs as soon as both packages are imported, in either order, and
+``import pairmeasures`` alone does not import ir_datasets)::
+
+    pair/wiki-balance/synthetic  pair/wiki-balance/natural  pair/perspectrum  pair/procon
+    pair/grep-biasir  pair/msmarco-passage/dev/gender-qs1  pair/msmarco-passage/dev/gender-qs2
+
+Files come from the folder given as ``data=`` to :func:`load`, else from ``$PAIRMEASURES_DATA``
+(both laid out like ``shared/data``: one subfolder per dataset), else from the download cache
+``$IR_DATASETS_HOME/pair``, else from the public source (downloaded and converted once). Each
+dataset offers ``docs_iter()``, ``queries_iter()``, ``qrels_iter()`` and, for the labelled ones,
+``labels_iter()`` (:class:`GroupLabel`), ``labels_path()`` (a TSV for ``group="tsv:..."``) and
+``query_info_iter()`` (topic, domains, split, category...). See ``docs/datasets.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import warnings
+from typing import Optional
+
+__all__ = ["DATASET_IDS", "DATA_ENV", "DatasetError", "DatasetUnavailableError", "GrepBiasIRDoc",
+           "GrepBiasIRQueryInfo", "GroupLabel", "PerspectrumDoc", "PerspectrumQueryInfo", "ProconDoc",
+           "ProconQueryInfo", "Qrel", "Query", "WikiBalanceDoc", "WikiBalanceNaturalDoc", "WikiBalanceQueryInfo",
+           "load", "register", "register_when_ir_datasets_loads", "status"]
+
+DATASET_IDS = ("pair/wiki-balance/synthetic", "pair/wiki-balance/natural", "pair/msmarco-passage/dev/gender-qs1",
+               "pair/msmarco-passage/dev/gender-qs2", "pair/perspectrum", "pair/procon", "pair/grep-biasir")
+
+_RECORDS = ("GrepBiasIRDoc", "GrepBiasIRQueryInfo", "GroupLabel", "PerspectrumDoc", "PerspectrumQueryInfo", "ProconDoc",
+            "ProconQueryInfo", "Qrel", "Query", "WikiBalanceDoc", "WikiBalanceNaturalDoc", "WikiBalanceQueryInfo")
+_LAZY = {"DATA_ENV": "._resources", "DatasetError": "._resources", "DatasetUnavailableError": "._resources",
+         **dict.fromkeys(_RECORDS, "._records")}
+
+
+def __getattr__(name: str):
+    """Records and errors load on first use, so that ``import pairmeasures`` stays light."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _spec(dataset_id: str):
+    from ._catalogue import SPEC_BY_ID
+
+    if dataset_id not in SPEC_BY_ID:
+        raise KeyError(f"unknown pairmeasures dataset {dataset_id!r}; known: {', '.join(DATASET_IDS)}")
+    return SPEC_BY_ID[dataset_id]
+
+
+def load(dataset_id: str, data: Optional[str | os.PathLike] = None):
+    """The ir_datasets dataset ``dataset_id``; ``data``: a mirror folder to read it from (laid out
+    like ``shared/data``), taking precedence over ``$PAIRMEASURES_DATA``."""
+    spec = _spec(dataset_id)
+    register()
+    if data is None:
+        import ir_datasets
+
+        return ir_datasets.load(dataset_id)
+    from ._irds import build
+
+    return build(spec, data)
+
+
+def register() -> None:
+    """Register the datasets with ir_datasets now (importing it); later calls do nothing."""
+    from ._irds import register as register_all
+
+    register_all()
+
+
+def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
+    """For each dataset: where its files resolve from and whether they are here (nothing is downloaded)."""
+    from ._catalogue import SPECS
+    from ._resources import DatasetError, find
+
+    rows = []
+    for spec in SPECS:
+        places, missing, problems = [], [], []
+        for resource in spec.resources:
+            try:
+                location = find(resource, data)
+            except DatasetError as exc:
+                problems.append(str(exc))
+                continue
+            if location is None:
+                missing.append(resource)
+                places.append(f"download: {resource.source}")
+            else:
+                places.append(f"{location.origin}: {location.path}")
+        available = ("no: " + "; ".join(problems) if problems else
+                     "after download" if missing else "yes")
+        if spec.documents_from and not problems:
+            available += f"; documents and qrels: {_msmarco_state()}"
+        rows.append({"dataset": spec.id, "resolves from": "; ".join(places), "available": available})
+    return rows
+
+
+def _msmarco_state() -> str:
+    """Whether ir_datasets already holds the MS MARCO passage collection and dev qrels."""
+    from ._resources import ir_datasets_home
+
+    home = ir_datasets_home()
+    have = (home / "msmarco-passage" / "collection.tsv").is_file() and (home / "msmarco-passage" / "dev" / "qrels").is_file()
+    return "ir_datasets msmarco-passage, here" if have else "ir_datasets msmarco-passage, downloaded on first use (1 GB)"
+
+
+class _RegisterAfterImport:
+    """A ``sys.meta_path`` finder that registers the datasets right after ``ir_datasets`` finishes
+    importing (used once, then removed)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "ir_datasets":
+            return None
+        import importlib.util
+
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)  # as the other finders see it
+        loader = spec.loader if spec is not None else None
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        execute = loader.exec_module
+
+        def exec_module(module):
+            del loader.exec_module  # the loader's own method again
+            execute(module)
+            _register_quietly()
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def _register_quietly() -> None:
+    try:
+        register()
+    except Exception as exc:  # never break the import of ir_datasets itself
+        warnings.warn(f"pairmeasures could not register its datasets with ir_datasets: {exc}", stacklevel=2)
+
+
+def register_when_ir_datasets_loads() -> None:
+    """Register the datasets now if ir_datasets is imported, else right after it is (no import here)."""
+    if "ir_datasets" in sys.modules:
+        _register_quietly()
+    elif not any(isinstance(finder, _RegisterAfterImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _RegisterAfterImport())

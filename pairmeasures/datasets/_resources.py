@@ -1,0 +1,193 @@
+"""Where a dataset's files come from: a mirror folder, the download cache, or its public source.
+
+A *resource* is one folder (``perspectrum/``) or file (``wiki-balance-categories.tsv``) of the
+mirror layout (the layout of ``shared/data``). It is looked up, in order, in
+
+1. the folder passed as ``data=`` (else the folder named by ``PAIRMEASURES_DATA``),
+2. the download cache ``$IR_DATASETS_HOME/pair/`` (default ``~/.ir_datasets/pair/``), which has
+   the same layout, so a cache copied to an offline machine works as a mirror there,
+
+and otherwise downloaded from its public source (with ir_datasets' downloader: progress bar,
+md5 check where the checksum is known), converted to the mirror layout and kept in the cache.
+A resource folder that exists but lacks files is an error, never skipped silently.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+from urllib.parse import quote
+
+__all__ = ["DATA_ENV", "DatasetError", "DatasetUnavailableError", "RemoteFile", "Resource", "Location",
+           "cache_root", "find", "ir_datasets_home", "locate"]
+
+#: The environment variable naming a mirror folder laid out like ``shared/data``.
+DATA_ENV = "PAIRMEASURES_DATA"
+
+
+class DatasetError(ValueError):
+    """A dataset cannot be loaded: a damaged or incomplete file (named with its line), or no source."""
+
+
+class DatasetUnavailableError(DatasetError):
+    """Neither a mirror nor the download cache has the files, and downloading them failed."""
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A file of a public source: saved as ``name``; ``md5`` checked when known."""
+
+    url: str
+    name: str
+    md5: Optional[str] = None
+
+
+def github_file(repo: str, commit: str, path: str, name: Optional[str] = None) -> RemoteFile:
+    """A file of a GitHub repository at a fixed commit."""
+    return RemoteFile(f"https://github.com/{repo}/raw/{commit}/{quote(path)}", name or path.rsplit("/", 1)[-1])
+
+
+def huggingface_file(repo: str, revision: str, path: str, name: Optional[str] = None) -> RemoteFile:
+    """A file of a Hugging Face dataset repository at a revision."""
+    return RemoteFile(f"https://huggingface.co/datasets/{repo}/resolve/{revision}/{quote(path)}", name or path)
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One folder (``files`` lists what it must hold) or one file (``files`` empty) of the mirror layout.
+
+    ``files``: required files relative to the folder; an entry ``"corpus.jsonl"`` is also met by
+    ``corpus.jsonl.gz``; ``optional``: files read when present. ``convert(sources, target)`` turns
+    the downloaded ``remote`` files (in the folder ``sources``) into ``target`` (the resource's
+    folder or file). ``source`` names the public source in messages.
+    """
+
+    name: str
+    files: tuple[str, ...]
+    remote: tuple[RemoteFile, ...]
+    convert: Callable[[Path, Path], None]
+    source: str
+    optional: tuple[str, ...] = ()
+
+    def missing(self, path: Path) -> list[str]:
+        """Required files absent from ``path`` (a resource folder)."""
+        return [f for f in self.files if not ((path / f).is_file() or (path / f"{f}.gz").is_file())]
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a resource was found: ``path`` (folder or file) and ``origin`` (``data=``, the
+    environment variable, or the download cache)."""
+
+    resource: Resource
+    path: Path
+    origin: str
+
+    def file(self, name: str) -> Path:
+        """A file of the resource folder (its ``.gz`` copy when the plain one is absent)."""
+        plain = self.path / name
+        return plain if plain.is_file() else self.path / f"{name}.gz"
+
+
+def ir_datasets_home() -> Path:
+    """ir_datasets' folder, ``$IR_DATASETS_HOME`` (read now, so a changed variable takes effect)."""
+    return Path(os.environ.get("IR_DATASETS_HOME") or Path.home() / ".ir_datasets").expanduser()
+
+
+def cache_root() -> Path:
+    """The download cache ``$IR_DATASETS_HOME/pair``, laid out like a mirror."""
+    return ir_datasets_home() / "pair"
+
+
+def mirror_roots(data: Optional[str | os.PathLike] = None) -> list[tuple[str, Path]]:
+    """``(origin, folder)`` to search, in order: ``data`` (else ``$PAIRMEASURES_DATA``), then the cache."""
+    roots = []
+    if data is not None:
+        roots.append(("data argument", Path(data).expanduser()))
+    elif os.environ.get(DATA_ENV):
+        roots.append((DATA_ENV, Path(os.environ[DATA_ENV]).expanduser()))
+    roots.append(("download cache", cache_root()))
+    return roots
+
+
+def find(resource: Resource, data: Optional[str | os.PathLike] = None) -> Optional[Location]:
+    """The first mirror holding ``resource``, or None. An incomplete resource folder is an error."""
+    for origin, root in mirror_roots(data):
+        path = root / resource.name
+        if not path.exists():
+            continue
+        advice = ("delete it to download it again" if origin == "download cache" else
+                  "complete it, or remove it to use the next source")
+        if path.is_dir() != bool(resource.files):
+            raise DatasetError(f"{path} ({origin}) should be {'a folder' if resource.files else 'a file'}; {advice}")
+        missing = resource.missing(path) if resource.files else []
+        if missing:
+            raise DatasetError(f"{path} ({origin}) is incomplete: it needs {', '.join(missing)}; {advice}")
+        return Location(resource, path, origin)
+    return None
+
+
+def locate(resource: Resource, data: Optional[str | os.PathLike] = None, dataset_id: str = "") -> Location:
+    """Where ``resource`` is, downloading and converting it into the cache when no mirror has it."""
+    return find(resource, data) or _download(resource, data, dataset_id or resource.name)
+
+
+def _download(resource: Resource, data: Optional[str | os.PathLike], dataset_id: str) -> Location:
+    from ir_datasets.util import Download, RequestsDownload
+
+    root = cache_root()
+    sources = root / ".sources" / resource.name
+    try:
+        for remote in resource.remote:
+            Download([RequestsDownload(remote.url)], cache_path=str(sources / remote.name),
+                     expected_md5=remote.md5).path()
+    except (OSError, RuntimeError) as exc:  # network errors of requests are OSErrors, so is an md5 mismatch
+        raise DatasetUnavailableError(unavailable_message(resource, data, dataset_id, exc)) from exc
+    staging = root / f".staging-{resource.name}"
+    _remove(staging)
+    try:
+        resource.convert(sources, staging)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:  # DatasetError included: it names the file
+        _remove(staging)
+        if isinstance(exc, DatasetError):
+            raise
+        raise DatasetError(f"the files of {resource.source} in {sources} are not in the expected format ({exc!r}); "
+                           "delete them to download them again") from exc
+    lacking = resource.missing(staging) if resource.files else [] if staging.is_file() else [resource.name]
+    if lacking:
+        _remove(staging)
+        raise DatasetError(f"converting {sources} produced no {', '.join(lacking)}")
+    target = root / resource.name
+    os.replace(staging, target)
+    _remove(sources)
+    return Location(resource, target, "download cache")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
+
+
+def unavailable_message(resource: Resource, data: Optional[str | os.PathLike], dataset_id: str,
+                        error: BaseException) -> str:
+    """What to put where, when no mirror has ``resource`` and it cannot be downloaded."""
+    if data is not None:
+        mirror, setting = Path(data).expanduser(), ""
+    elif os.environ.get(DATA_ENV):
+        mirror, setting = Path(os.environ[DATA_ENV]).expanduser(), f" (${DATA_ENV})"
+    else:
+        mirror, setting = Path("DIR"), f", then set {DATA_ENV}=DIR or pass data=DIR"
+    target = mirror / resource.name
+    what = f"{', '.join(resource.files)} into {target}/" if resource.files else f"the file {target}"
+    sources = cache_root() / ".sources" / resource.name
+    downloads = "\n".join(f"  {r.url}\n    -> {sources / r.name}" for r in resource.remote)
+    return (f"{dataset_id} is not available here: no mirror has {resource.name} and downloading it failed "
+            f"({type(error).__name__}: {error}).\n"
+            f"Either put {what}{setting} (the mirror layout of docs/datasets.md),\n"
+            f"or fetch its public source ({resource.source}) where there is network access and place the files "
+            f"as listed; they are converted on first use:\n{downloads}")
