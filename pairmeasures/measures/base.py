@@ -142,6 +142,10 @@ class PairMeasure(measures.Measure):
             origin = f"the run's {side.column!r} column"
         else:
             source = sideinfo.resolve(spec)
+            provides = getattr(source, "provides", side.kind)
+            if provides != side.kind:
+                raise RunInputError(f"{self}: resource {spec!r} provides document {provides}, but {side.param}= needs "
+                                    f"{side.kind} ({side.column}); name a resource of {side.kind}, e.g. a tsv: file")
             raw = source.lookup(lists.row_query_ids(), lists.doc_ids, lists.columns)
             origin = f"resource {spec!r}"
         values, present = _convert(raw, side.kind)

@@ -355,6 +355,8 @@ def term_counter(terms: str = "gender", tokenizer: str = "words", overlap: str =
 class TextSource:
     """Document text for the term-based measures (``text='corpus:DIR'`` or ``text='irds:ID'``)."""
 
+    provides = "text"
+
     def __init__(self, name: str, texts: Optional[Mapping[str, str]] = None, loader=None, iterator=None):
         self.name = name
         self._texts = texts
