@@ -19,6 +19,7 @@ from pairmeasures.math import (
     awrf_lists,
     bias_labels,
     fairr,
+    fairr_lists,
     gender_magnitudes,
     ibbr_magnitudes,
     ifairr,
@@ -86,6 +87,7 @@ def test_nfairr_lists_batches_queries_and_flags_zero_ideal():
     assert close(result.value[0], 1.0 / 1.0)
     assert result.degenerate.tolist() == [False, True] and result.value[1] == DEGENERATE_NFAIRR
     assert close(result.fairr[1], 0.5)
+    np.testing.assert_allclose(fairr_lists([1.0, 0.0, 0.5], [0, 2, 3], k=2), result.fairr)
 
 
 @settings(max_examples=60, deadline=None)

@@ -36,6 +36,7 @@ __all__ = [
     "position_discount",
     "neutrality",
     "fairr",
+    "fairr_lists",
     "ifairr",
     "nfairr",
     "nfairr_lists",
@@ -102,6 +103,12 @@ def fairr(omega, k: Optional[int] = None) -> float:
     """FaiRR@k of one ranking (Eq. 2): ``omega`` in rank order; k = None sums the whole list."""
     values, offsets = _single(omega)
     return float(_prefix_sums(values, offsets, _check_k(k))[0])
+
+
+def fairr_lists(omega, offsets, k: Optional[int] = None) -> np.ndarray:
+    """FaiRR@k (Eq. 2) of many rankings at once: ``omega`` back to back in rank order."""
+    omega = np.asarray(omega, dtype=np.float64)
+    return _prefix_sums(omega, check_offsets(offsets, omega.shape[0]), _check_k(k))
 
 
 def _sorted_desc(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:

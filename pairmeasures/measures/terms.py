@@ -17,6 +17,7 @@ from ir_measures import measures
 from ..math import (
     DEGENERATE_NFAIRR,
     awrf_lists,
+    fairr_lists,
     gender_magnitudes,
     ibbr_magnitudes,
     max_ted,
@@ -25,7 +26,6 @@ from ..math import (
     rank_bias_lists,
     texfair_lists,
 )
-from ..math._lists import segment_sum
 from ..sideinfo import SideInfoError, resolve
 from ..sideinfo.terms import OVERLAPS, TOKENIZERS, TermCounter, TermStats, parse_targets, term_counter
 from .base import COMMON_PARAMS, MeasureValues, PairMeasure, SideInput
@@ -199,11 +199,7 @@ class _FaiRR(TermMeasure):
         return neutrality(self.stats(lists).group_counts(), self.targets(), float(self.param("tau")))
 
     def compute(self, lists: RankedLists) -> MeasureValues:
-        from ..math.neutrality import position_discount
-        from ..math._lists import list_positions
-
-        weighted = self.omega(lists) * position_discount(list_positions(lists.offsets))
-        values = segment_sum(weighted, lists.offsets)
+        values = fairr_lists(self.omega(lists), lists.offsets)
         return MeasureValues(values=values, degenerate=np.zeros(values.size, dtype=bool))
 
 
