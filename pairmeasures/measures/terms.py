@@ -285,8 +285,9 @@ class _NFaiRR(_FaiRR):
 
 
 class _RankBias(TermMeasure):
-    """Shared machinery of RaB and ARaB."""
+    """Shared machinery of RaB and ARaB (``AVERAGED``: report ARaB)."""
 
+    AVERAGED = False
     SUPPORTED_PARAMS = {
         **_TERM_PARAMS,
         "variant": measures.ParamInfo(dtype=str, choices=("tc", "tf", "bool", "ibbr"), default="tf", desc="document magnitude: 'tc' term counts, 'tf' ln(count + 1), 'bool' presence (Rekabsaz & Schedl), 'ibbr' sum of ln(count) per word (IBBR Eq. 1)"),
@@ -347,7 +348,6 @@ class _RaB(_RankBias):
 
     __name__ = "RaB"
     NAME = __name__
-    AVERAGED = False
     PRETTY_NAME = "Rank Bias"
     SHORT_DESC = "Gender bias: mean male minus female term magnitude of the top-t documents (0 = balanced, + = male-leaning)."
 
