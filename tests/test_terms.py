@@ -117,6 +117,9 @@ def test_counter_tokenises_each_distinct_text_once():
     np.testing.assert_array_equal(again.group_counts(), [[3, 0], [0, 1], [3, 0], [0, 0]])
     assert again.lengths.tolist() == [4, 2, 4, 1]
     np.testing.assert_array_equal(first.word_counts("female").sum(axis=1), [3, 0, 3])
+    once = counter.count(["She said so.", "He left."], remember=False)
+    np.testing.assert_array_equal(once.group_counts(), [[1, 0], [0, 1]])
+    assert counter.counted == 5 and counter.count(["She said so."]).lengths.tolist() == [3] and counter.counted == 6
 
 
 def test_take_reorders_and_repeats_texts():

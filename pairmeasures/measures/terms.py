@@ -279,7 +279,7 @@ class _NFaiRR(_FaiRR):
     def _keep_best(self, best: np.ndarray, texts: list[str], k: Optional[int]) -> np.ndarray:
         if not texts:
             return best
-        counts = self.counter().count(texts).group_counts()
+        counts = self.counter().count(texts, remember=False).group_counts()
         values = np.concatenate([best, neutrality(counts, self.targets(), float(self.param("tau")))])
         return -np.sort(-values)[:k] if k is not None else values
 

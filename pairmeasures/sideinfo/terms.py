@@ -38,7 +38,8 @@ OVERLAPS = ("error", "each", "first")
 BUILTIN_TERM_LISTS = {"gender": "gender_terms.tsv"}
 
 # Characters that separate ``words`` tokens; non-ASCII characters are classified when first seen.
-_SEPARATORS = {code: " " for code in range(128) if not chr(code).isalnum()}
+# NUL is left out: it delimits the texts of a batch (texts' own NULs become spaces first).
+_SEPARATORS = {code: " " for code in range(1, 128) if not chr(code).isalnum()}
 
 
 def _extend_separators(text: str) -> None:
@@ -50,18 +51,12 @@ def _extend_separators(text: str) -> None:
 
 def _word_texts(texts: Sequence[str]) -> list[str]:
     """Texts lower-cased with every separator replaced by a space (one C-level pass per batch)."""
-    texts = [t.replace("\x00", " ") if "\x00" in t else t for t in texts]  # NUL delimits texts below
+    texts = [t.replace("\x00", " ") if "\x00" in t else t for t in texts]
     joined = "\x00".join(texts).lower()
     if not joined.isascii():
         joined = unicodedata.normalize("NFC", joined)
         _extend_separators(joined)
-    marker = _SEPARATORS.pop(0, None)
-    try:
-        cleaned = joined.translate(_SEPARATORS)
-    finally:
-        if marker is not None:
-            _SEPARATORS[0] = marker
-    return cleaned.split("\x00")
+    return joined.translate(_SEPARATORS).split("\x00")
 
 
 def tokenize(text: str, tokenizer: str = "words") -> list[str]:
@@ -279,11 +274,14 @@ class TermCounter:
         empty = np.empty(0, dtype=np.int64)
         self._store = TermStats(self.lexicon, empty, empty, empty, np.empty(0))
 
-    def count(self, texts: Sequence[str]) -> TermStats:
-        """Statistics for ``texts`` (aligned with them)."""
+    def count(self, texts: Sequence[str], remember: bool = True) -> TermStats:
+        """Statistics for ``texts`` (aligned with them); ``remember=False`` neither looks them up
+        nor keeps them (a one-off scan, e.g. of a whole collection)."""
         import pandas as pd
 
         texts = np.asarray(texts, dtype=object)
+        if not remember:
+            return self._statistics(list(texts))
         rows = self._rows(texts)
         new = rows < 0
         if new.any():
@@ -303,23 +301,26 @@ class TermCounter:
         return self._key_index.get_indexer(texts) if texts.size else np.empty(0, dtype=np.int64)
 
     def _add(self, texts: list[str]) -> None:
+        added, store = self._statistics(texts), self._store
+        self._store = TermStats(self.lexicon, np.concatenate([store.lengths, added.lengths]),
+                                np.concatenate([store.hit_text, len(store) + added.hit_text]),
+                                np.concatenate([store.hit_term, added.hit_term]),
+                                np.concatenate([store.hit_count, added.hit_count]))
+        self._keys.extend(texts)
+        self._key_index = None
+
+    def _statistics(self, texts: list[str]) -> TermStats:
         lengths, terms, counts = [], [], []
         for length, found, found_counts in self._tokenise(texts):
             lengths.append(length)
             terms.append(found)
             counts.append(found_counts)
         hits = np.array([len(t) for t in terms], dtype=np.int64)
-        store = self._store
-        self._store = TermStats(
-            self.lexicon,
-            np.concatenate([store.lengths, np.array(lengths, dtype=np.int64)]),
-            np.concatenate([store.hit_text, len(store) + np.repeat(np.arange(len(texts)), hits)]),
-            np.concatenate([store.hit_term, np.fromiter(itertools.chain.from_iterable(terms), np.int64, int(hits.sum()))]),
-            np.concatenate([store.hit_count, np.fromiter(itertools.chain.from_iterable(counts), np.float64, int(hits.sum()))]),
-        )
-        self._keys.extend(texts)
-        self._key_index = None
+        total = int(hits.sum())
         self.counted += len(texts)
+        return TermStats(self.lexicon, np.array(lengths, dtype=np.int64), np.repeat(np.arange(len(texts)), hits),
+                         np.fromiter(itertools.chain.from_iterable(terms), np.int64, total),
+                         np.fromiter(itertools.chain.from_iterable(counts), np.float64, total))
 
     def _tokenise(self, texts: list[str]) -> Iterator[tuple]:
         index = self._index
