@@ -319,3 +319,16 @@ def test_crbo_end_to_end_with_pisa(data_dir, tmp_path):
     assert np.allclose(crbo(gendered.original, gendered.original)["crbo"], 1.0)
     swapped = CounterfactualText()(pd.DataFrame({"qid": ["1"], "docno": ["d"], "text": ["She and her son"]}))
     assert swapped["text"].tolist() == ["He and his daughter"]
+
+
+def test_crbo_orders_as_trec_eval_and_rejects_duplicates():
+    from pairmeasures.math import rbo
+    from pairmeasures.pipelines.counterfactual import crbo
+
+    original = pd.DataFrame({"qid": "1", "docno": ["a", "b", "c"], "score": [1.0, 1.0, 0.5]})  # tie: b before a
+    swapped = pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["c", "a", "x"], "score": [2.0, 1.0, 1.0]})
+    table = crbo(original, swapped, depth=3)
+    assert table["qid"].tolist() == ["1", "2"]
+    assert table["crbo"].tolist() == [pytest.approx(rbo(["b", "a", "c"], ["c", "a"], 0.9)), 0.0]
+    with pytest.raises(pm.RunInputError, match="ranks the same document twice"):
+        crbo(pd.concat([original, original]), swapped)

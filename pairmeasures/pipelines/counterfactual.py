@@ -24,6 +24,7 @@ import pandas as pd
 import pyterrier as pt
 
 from ..math import rbo
+from ..measures.ranked import build_ranked_lists
 from ..sideinfo.counterfactual import CounterfactualSubstitution
 
 __all__ = ["CounterfactualText", "counterfactual_corpus", "crbo", "counterfactual_rbo", "CRBOResult"]
@@ -59,14 +60,14 @@ def counterfactual_corpus(documents: Iterable[dict], substitution: Optional[Coun
 
 
 def _ranked(results: pd.DataFrame, depth: int, name: str) -> dict:
-    """Top ``depth`` docnos per query, by score (ties: docno descending, as trec_eval)."""
-    frame = results.rename(columns={"query_id": "qid", "doc_id": "docno"})
-    missing = [c for c in ("qid", "docno", "score") if c not in frame.columns]
+    """Top ``depth`` docnos per query, in the order every measure sees (trec_eval's tie-breaking)."""
+    frame = results.rename(columns={"qid": "query_id", "docno": "doc_id"})
+    missing = [c for c in ("query_id", "doc_id", "score") if c not in frame.columns]
     if missing:
         raise ValueError(f"the {name} results need columns qid, docno, score; missing {missing}")
-    frame = frame.assign(qid=frame["qid"].astype(str), docno=frame["docno"].astype(str))
-    frame = frame.sort_values(["qid", "score", "docno"], ascending=[True, False, False], kind="stable")
-    return {qid: group["docno"].head(depth).tolist() for qid, group in frame.groupby("qid", sort=False)}
+    query_ids = pd.unique(frame["query_id"].astype(str))
+    lists = build_ranked_lists(frame, query_ids, depth, [])
+    return {q: lists.doc_ids[lists.offsets[i]:lists.offsets[i + 1]].tolist() for i, q in enumerate(lists.query_ids)}
 
 
 def crbo(original: pd.DataFrame, counterfactual: pd.DataFrame, p: float = 0.9, depth: int = 10) -> pd.DataFrame:
