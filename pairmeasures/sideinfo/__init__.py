@@ -1,6 +1,6 @@
-"""Layer 2: side information a measure needs besides qrels and run (polarity scores, group labels).
+"""Layer 2: side information a measure needs besides qrels and run (polarity scores, group labels, text).
 
-A measure reads a side input from a run column (``polarity``, ``group``) or, when one of its
+A measure reads a side input from a run column (``polarity``, ``group``, ``text``) or, when one of its
 parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Resources are named
 ``scheme:argument``; built-in schemes:
 
@@ -16,6 +16,9 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
     Polarity computed from text: per query, axes fitted on the labelled (else judged)
     documents of the BEIR folder ``DIR`` (:mod:`pairmeasures.sideinfo.polarity`); documents
     are embedded from the run's ``text`` column, else from ``DIR``'s corpus.
+``corpus:DIR[?fields=title+text]`` and ``irds:DATASET[?fields=title+text]``
+    Document text for the term-based measures, from a BEIR folder's ``corpus.jsonl`` or an
+    ``ir_datasets`` docs store (:mod:`pairmeasures.sideinfo.terms`).
 
 Plugins add schemes through the ``pairmeasures_side_info_schemes`` hook. Sources are built
 once per process and name, so a resource file is read once however many measures use it.
