@@ -529,16 +529,47 @@ def test_a_source_in_another_format_is_named_and_nothing_half_converted_stays(tm
 
 
 def python(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    """``code`` run by a fresh interpreter importing this checkout's pairmeasures (the session's mirror and
+    private ir_datasets home in its environment)."""
+    environment = {**os.environ, "PYTHONPATH": str(Path(pm.__file__).resolve().parents[1])}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=environment)
 
 
-def test_import_pairmeasures_registers_the_datasets_without_importing_ir_datasets():
-    count = "print(len(list(ir_datasets.load('pair/procon').queries_iter())))"
-    first = python(f"import sys, pairmeasures; assert 'ir_datasets' not in sys.modules; import ir_datasets; {count}")
-    second = python(f"import ir_datasets, pairmeasures; {count}")
-    through_pyterrier = python("import pyterrier as pt, pairmeasures; print(len(pt.get_dataset('irds:pair/procon').get_topics()))")
-    for result in (first, second, through_pyterrier):
-        assert result.returncode == 0 and result.stdout.strip() == "50", result.stderr
+PROCON_QUERIES = "print(len(list(ir_datasets.load('pair/procon').queries_iter())))"
+THROUGH_PYTERRIER = "import pyterrier as pt; print(len(pt.get_dataset('irds:pair/procon').get_topics()))"
+SPEC_ONLY = "spec = importlib.util.find_spec('ir_datasets'); assert 'ir_datasets' not in sys.modules"
+IMPORT_ORDERS = {
+    "pairmeasures, then ir_datasets": f"import pairmeasures; assert 'ir_datasets' not in sys.modules; import ir_datasets; "
+                                      f"{PROCON_QUERIES}",
+    "ir_datasets, then pairmeasures": f"import ir_datasets, pairmeasures; {PROCON_QUERIES}",
+    "ir_datasets registry used first": "import ir_datasets; assert 'pair/procon' not in ir_datasets.registry; "
+                                       f"import pairmeasures; {PROCON_QUERIES}",
+    "find_spec before the import": f"import pairmeasures; {SPEC_ONLY}; {SPEC_ONLY}; import ir_datasets; {PROCON_QUERIES}",
+    "find_spec before pairmeasures": f"{SPEC_ONLY}; import pairmeasures, ir_datasets; {PROCON_QUERIES}",
+    "importlib.import_module": "import pairmeasures; ir_datasets = importlib.import_module('ir_datasets'); "
+                               f"{PROCON_QUERIES}",
+    "a submodule first": f"import pairmeasures; from ir_datasets.util import home_path; import ir_datasets; {PROCON_QUERIES}",
+    "pyterrier, then pairmeasures": f"import pyterrier, pairmeasures; {THROUGH_PYTERRIER}",
+    "pairmeasures, then pyterrier": f"import pairmeasures; {SPEC_ONLY}; {THROUGH_PYTERRIER}",
+}
+
+
+@pytest.mark.parametrize("order", IMPORT_ORDERS, ids=list(IMPORT_ORDERS))
+def test_the_datasets_are_registered_in_every_import_order(order):
+    result = python(f"import importlib, importlib.util, sys; {IMPORT_ORDERS[order]}")
+    assert result.returncode == 0 and result.stdout.strip() == "50", result.stderr
+    assert "could not register" not in result.stderr
+
+
+def test_finding_the_spec_of_ir_datasets_gives_the_real_spec_and_no_import():
+    result = python("import importlib.util, sys; real = importlib.util.find_spec('ir_datasets'); import pairmeasures; "
+                    "spec = importlib.util.find_spec('ir_datasets'); assert 'ir_datasets' not in sys.modules; "
+                    "assert (spec.name, spec.origin, type(spec.loader)) == (real.name, real.origin, type(real.loader)); "
+                    "assert importlib.util.find_spec('pairmeasures_no_such_module') is None; print('ok')")
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_without_pairmeasures_the_datasets_are_unknown():
     without = python("import ir_datasets; ir_datasets.load('pair/procon')")
     assert without.returncode == 1 and "KeyError: 'pair/procon'" in without.stderr
 

@@ -2,8 +2,8 @@
 
 Once ``pairmeasures`` is imported, ``ir_datasets.load("pair/perspectrum")`` and
 ``pt.get_dataset("irds:pair/perspectrum")`` find these datasets (ir_datasets has no plugin
-discovery; the registration runs as soon as both packages are imported, in either order, and
-``import pairmeasures`` alone does not import ir_datasets)::
+discovery; the registration runs as soon as both packages are imported, in any order and however
+ir_datasets is imported, and ``import pairmeasures`` alone does not import ir_datasets)::
 
     pair/wiki-balance/synthetic  pair/wiki-balance/natural  pair/perspectrum  pair/procon
     pair/grep-biasir  pair/msmarco-passage/dev/gender-qs1  pair/msmarco-passage/dev/gender-qs2
@@ -111,28 +111,47 @@ def _msmarco_state() -> str:
 
 
 class _RegisterAfterImport:
-    """A ``sys.meta_path`` finder that registers the datasets right after ``ir_datasets`` finishes
-    importing (used once, then removed)."""
+    """A ``sys.meta_path`` finder that registers the datasets right after the module ``ir_datasets``
+    has been executed by an import.
+
+    It stays in place until then, so asking for the spec without importing
+    (``importlib.util.find_spec("ir_datasets")``) does not use it up. The spec it returns is the
+    one the finders after it give, with the same loader object, whose ``exec_module`` registers
+    the datasets once it has run the module ``ir_datasets``.
+    """
 
     def find_spec(self, name, path=None, target=None):
         if name != "ir_datasets":
             return None
-        import importlib.util
+        later = sys.meta_path[sys.meta_path.index(self) + 1:] if self in sys.meta_path else []
+        for finder in later:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None:
+                if hasattr(spec.loader, "exec_module"):
+                    _register_after_execution(spec.loader)
+                return spec
+        return None
 
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)  # as the other finders see it
-        loader = spec.loader if spec is not None else None
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        execute = loader.exec_module
 
-        def exec_module(module):
+def _register_after_execution(loader) -> None:
+    """Make ``loader.exec_module`` register the datasets after it has executed the module ``ir_datasets``."""
+    execute = loader.exec_module
+    if getattr(execute, "registers_pair_datasets", False):
+        return
+
+    def exec_module(module):
+        execute(module)
+        if module.__name__ != "ir_datasets" or sys.modules.get("ir_datasets") is not module:
+            return  # a loader shared with other modules, or a module executed outside the import system
+        if vars(loader).get("exec_module") is exec_module:
             del loader.exec_module  # the loader's own method again
-            execute(module)
-            _register_quietly()
+        for finder in [f for f in sys.meta_path if isinstance(f, _RegisterAfterImport)]:
+            sys.meta_path.remove(finder)
+        _register_quietly()
 
-        loader.exec_module = exec_module
-        return spec
+    exec_module.registers_pair_datasets = True
+    loader.exec_module = exec_module
 
 
 def _register_quietly() -> None:
