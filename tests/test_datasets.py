@@ -482,7 +482,9 @@ def test_downloads_convert_the_public_sources_to_the_mirror_layout(tmp_path, dat
     for name in ("clusters.jsonl", "perspectrum-topics.tsv"):
         assert (cache / "perspectrum" / name).read_text() == (data_dir / "perspectrum" / name).read_text()
     assert (cache / "wiki-balance-categories.tsv").read_text() == (data_dir / "wiki-balance-categories.tsv").read_text()
-    assert not (cache / ".sources").exists() or not any((cache / ".sources").iterdir())
+    left = sorted(path.name for path in (cache / ".sources").iterdir())  # only the checksums of the first downloads
+    assert left == sorted(f"{resource.name}.sha256" for resource in {r for spec in catalogue.SPECS for r in spec.resources}
+                          if resource.name != "wiki-balance-natural")
 
 
 def test_without_mirror_or_network_the_error_says_what_to_put_where(tmp_path, data_dir, monkeypatch):
@@ -526,6 +528,97 @@ def test_a_source_in_another_format_is_named_and_nothing_half_converted_stays(tm
                                    for remote in catalogue.PERSPECTRUM.remote})
     with pytest.raises(DatasetError, match=r"the files of CogComp/perspectrum on GitHub in .*perspectrum are not in the expected"):
         list(pm.datasets.load("pair/perspectrum").docs_iter())
+
+
+def sha256_of(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def procon_downloads(monkeypatch, tmp_path, remote=None, converted=None):
+    """pair/procon read from nowhere but the download cache in ``tmp_path``, its resource's source file or
+    pinned checksums replaced when given; the dataset to load."""
+    import dataclasses
+
+    from pairmeasures.datasets import _catalogue as catalogue
+
+    ir_datasets_here()
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "home"))
+    resource = catalogue.PROCON
+    resource = dataclasses.replace(resource, remote=(remote or resource.remote[0],),
+                                   converted_sha256=resource.converted_sha256 if converted is None else converted)
+    spec = dataclasses.replace(catalogue.SPEC_BY_ID["pair/procon"], resources=(resource,))
+    monkeypatch.setitem(catalogue.SPEC_BY_ID, "pair/procon", spec)
+    (tmp_path / "empty").mkdir(exist_ok=True)
+    return lambda: pm.datasets.load("pair/procon", data=tmp_path / "empty")
+
+
+def cache_entries(tmp_path) -> list[str]:
+    cache = tmp_path / "home" / "pair"
+    entries = (str(path.relative_to(cache)) for path in cache.rglob("*")) if cache.exists() else ()
+    return sorted(entry for entry in entries if not entry.startswith(".parsed"))  # records parsed from a mirror
+
+
+def test_a_download_unlike_its_pinned_checksum_is_rejected_and_not_kept(tmp_path, data_dir, monkeypatch):
+    import dataclasses
+
+    from pairmeasures.datasets import _catalogue as catalogue
+
+    source = procon_sources(data_dir / "procon")["procon.json"]
+    (url,) = [remote.url for remote in catalogue.PROCON.remote]
+    stand_in_network(monkeypatch, {url: source})
+    wrong = dataclasses.replace(catalogue.PROCON.remote[0], sha256=sha256_of(b"another version"))
+    dataset = procon_downloads(monkeypatch, tmp_path, remote=wrong)()
+    with pytest.raises(DatasetUnavailableError, match=r"pair/procon: .*procon\.json .* has SHA-256 [0-9a-f]{64}, not the "
+                                                      r"[0-9a-f]{64} pinned by pairmeasures") as error:
+        list(dataset.docs_iter())
+    assert url in str(error.value)
+    assert cache_entries(tmp_path) == [".sources"]  # nothing of the download, no checksum recorded
+    right = dataclasses.replace(wrong, sha256=sha256_of(source))
+    assert len(list(procon_downloads(monkeypatch, tmp_path, remote=right)().docs_iter())) == 953
+
+
+def test_a_later_download_must_match_the_checksum_of_the_first(tmp_path, data_dir, monkeypatch):
+    from pairmeasures.datasets import _catalogue as catalogue
+
+    source = procon_sources(data_dir / "procon")["procon.json"]
+    (url,) = [remote.url for remote in catalogue.PROCON.remote]
+    stand_in_network(monkeypatch, {url: source})
+    dataset = procon_downloads(monkeypatch, tmp_path, converted=())()
+    assert len(list(dataset.docs_iter())) == 953
+    record = tmp_path / "home" / "pair" / ".sources" / "procon.sha256"
+    assert record.read_text() == f"{sha256_of(source)}  procon.json\n"
+
+    shutil.rmtree(tmp_path / "home" / "pair" / "procon")  # the cache deleted; the source has changed since
+    changed = json.loads(source)[1:]
+    stand_in_network(monkeypatch, {url: json.dumps(changed).encode()})
+    dataset = procon_downloads(monkeypatch, tmp_path, converted=())()
+    first = r"not the [0-9a-f]{64} recorded at its first download in .*procon\.sha256"
+    with pytest.raises(DatasetUnavailableError, match=first + r".*delete .*procon\.sha256 to accept it") as error:
+        list(dataset.docs_iter())
+    assert url in str(error.value) and cache_entries(tmp_path) == [".sources", ".sources/procon.sha256"]
+    record.unlink()  # as the message says: the new version accepted
+    assert len(list(dataset.docs_iter())) == 953 - len(json.loads(source)[0]["perspectives_for"]) - len(
+        json.loads(source)[0]["perspectives_against"])
+    record.write_text("not a checksum\n")
+    shutil.rmtree(tmp_path / "home" / "pair" / "procon")
+    with pytest.raises(DatasetError, match=r"procon\.sha256:1: expected '<sha256>  <file name>'"):
+        list(procon_downloads(monkeypatch, tmp_path, converted=())().docs_iter())
+
+
+def test_a_conversion_unlike_the_pinned_files_is_rejected_naming_the_file(tmp_path, data_dir, monkeypatch):
+    from pairmeasures.datasets import _catalogue as catalogue
+
+    debates = json.loads(procon_sources(data_dir / "procon")["procon.json"])
+    debates[0]["perspectives_for"][0]["perspective_title"] = "A title edited upstream"
+    (url,) = [remote.url for remote in catalogue.PROCON.remote]
+    stand_in_network(monkeypatch, {url: json.dumps(debates).encode()})
+    dataset = procon_downloads(monkeypatch, tmp_path)()
+    with pytest.raises(DatasetError, match=r"pair/procon: converting .*procon gave procon/corpus\.jsonl with SHA-256 "
+                                           r"[0-9a-f]{64}, not the pinned 650f1d69"):
+        list(dataset.docs_iter())
+    assert "procon" not in cache_entries(tmp_path) and not any(".staging" in entry for entry in cache_entries(tmp_path))
 
 
 def python(code: str) -> subprocess.CompletedProcess:

@@ -7,13 +7,20 @@ mirror layout (the layout of ``shared/data``). It is looked up, in order, in
 2. the download cache ``$IR_DATASETS_HOME/pair/`` (default ``~/.ir_datasets/pair/``), which has
    the same layout, so a cache copied to an offline machine works as a mirror there,
 
-and otherwise downloaded from its public source (with ir_datasets' downloader: progress bar,
-md5 check where the checksum is known), converted to the mirror layout and kept in the cache.
-A resource folder that exists but lacks files is an error, never skipped silently.
+and otherwise downloaded from its public source (with ir_datasets' downloader: progress bar),
+converted to the mirror layout and kept in the cache. A resource folder that exists but lacks
+files is an error, never skipped silently.
+
+Every downloaded file is checked against its SHA-256: the one pinned in :class:`RemoteFile` when
+known, else the one recorded when it was first downloaded (trust on first use, in
+``.sources/<resource>.sha256`` of the cache). Files the conversion writes are checked against the
+SHA-256 pinned in :class:`Resource` where known. A mismatch is a :class:`DatasetError` naming the
+file, and nothing of it enters the cache.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from dataclasses import dataclass
@@ -38,21 +45,22 @@ class DatasetUnavailableError(DatasetError):
 
 @dataclass(frozen=True)
 class RemoteFile:
-    """A file of a public source: saved as ``name``; ``md5`` checked when known."""
+    """A file of a public source, saved as ``name``. ``sha256``: its pinned checksum; None where it is
+    not known, and then the checksum of the first download is recorded and required afterwards."""
 
     url: str
     name: str
-    md5: Optional[str] = None
+    sha256: Optional[str]
 
 
-def github_file(repo: str, commit: str, path: str, name: Optional[str] = None) -> RemoteFile:
+def github_file(repo: str, commit: str, path: str, sha256: Optional[str], name: Optional[str] = None) -> RemoteFile:
     """A file of a GitHub repository at a fixed commit."""
-    return RemoteFile(f"https://github.com/{repo}/raw/{commit}/{quote(path)}", name or path.rsplit("/", 1)[-1])
+    return RemoteFile(f"https://github.com/{repo}/raw/{commit}/{quote(path)}", name or path.rsplit("/", 1)[-1], sha256)
 
 
-def huggingface_file(repo: str, revision: str, path: str, name: Optional[str] = None) -> RemoteFile:
-    """A file of a Hugging Face dataset repository at a revision."""
-    return RemoteFile(f"https://huggingface.co/datasets/{repo}/resolve/{revision}/{quote(path)}", name or path)
+def huggingface_file(repo: str, revision: str, path: str, sha256: Optional[str], name: Optional[str] = None) -> RemoteFile:
+    """A file of a Hugging Face dataset repository at a fixed revision (a commit, never a branch)."""
+    return RemoteFile(f"https://huggingface.co/datasets/{repo}/resolve/{revision}/{quote(path)}", name or path, sha256)
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,9 @@ class Resource:
     ``files``: required files relative to the folder; an entry ``"corpus.jsonl"`` is also met by
     ``corpus.jsonl.gz``; ``optional``: files read when present. ``convert(sources, target)`` turns
     the downloaded ``remote`` files (in the folder ``sources``) into ``target`` (the resource's
-    folder or file). ``source`` names the public source in messages.
+    folder or file). ``source`` names the public source in messages. ``converted_sha256``: pinned
+    checksums of converted files, as ``(path in the folder, sha256)``, the path ``""`` for a file
+    resource; a conversion that writes other bytes is rejected.
     """
 
     name: str
@@ -71,6 +81,7 @@ class Resource:
     convert: Callable[[Path, Path], None]
     source: str
     optional: tuple[str, ...] = ()
+    converted_sha256: tuple[tuple[str, str], ...] = ()
 
     def missing(self, path: Path) -> list[str]:
         """Required files absent from ``path`` (a resource folder)."""
@@ -142,10 +153,10 @@ def _download(resource: Resource, data: Optional[str | os.PathLike], dataset_id:
     sources = root / ".sources" / resource.name
     try:
         for remote in resource.remote:
-            Download([RequestsDownload(remote.url)], cache_path=str(sources / remote.name),
-                     expected_md5=remote.md5).path()
-    except (OSError, RuntimeError) as exc:  # network errors of requests are OSErrors, so is an md5 mismatch
+            Download([RequestsDownload(remote.url)], cache_path=str(sources / remote.name)).path()
+    except (OSError, RuntimeError) as exc:  # network errors of requests are OSErrors
         raise DatasetUnavailableError(unavailable_message(resource, data, dataset_id, exc)) from exc
+    _check_sources(resource, sources, dataset_id)
     staging = root / f".staging-{resource.name}"
     _remove(staging)
     try:
@@ -160,10 +171,73 @@ def _download(resource: Resource, data: Optional[str | os.PathLike], dataset_id:
     if lacking:
         _remove(staging)
         raise DatasetError(f"converting {sources} produced no {', '.join(lacking)}")
+    _check_converted(resource, sources, staging, dataset_id)
     target = root / resource.name
     os.replace(staging, target)
     _remove(sources)
     return Location(resource, target, "download cache")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_sources(resource: Resource, sources: Path, dataset_id: str) -> None:
+    """Each downloaded file against its pinned checksum, else the one recorded at its first download
+    (recorded now when there is none). On a mismatch the resource's downloads are removed."""
+    record = sources.parent / f"{resource.name}.sha256"
+    recorded = _read_record(record)
+    found = {}
+    for remote in resource.remote:
+        path = sources / remote.name
+        found[remote.name] = digest = _sha256(path)
+        expected = remote.sha256 or recorded.get(remote.name)
+        if expected is None or digest == expected:
+            continue
+        _remove(sources)
+        if remote.sha256:
+            origin, advice = "pinned by pairmeasures", "use a mirror (docs/datasets.md), or report the change"
+        else:
+            origin = f"recorded at its first download in {record}"
+            advice = f"if the new version is intended, delete {record} to accept it"
+        raise DatasetUnavailableError(
+            f"{dataset_id}: {remote.url} (saved as {path}) has SHA-256 {digest}, not the {expected} {origin}: "
+            f"the source changed or the download is damaged. The download was removed; {advice}")
+    unrecorded = {name: digest for name, digest in found.items() if name not in recorded}
+    if unrecorded:
+        record.write_text("".join(f"{digest}  {name}\n" for name, digest in sorted({**recorded, **unrecorded}.items())),
+                          encoding="utf-8")
+
+
+def _read_record(record: Path) -> dict[str, str]:
+    """The checksums of a record (``<sha256>  <name>`` lines); a damaged record is an error, never ignored."""
+    if not record.is_file():
+        return {}
+    recorded = {}
+    for number, line in enumerate(record.read_text(encoding="utf-8").splitlines(), start=1):
+        digest, _, name = line.partition("  ")
+        if len(digest) != 64 or not name or any(c not in "0123456789abcdef" for c in digest):
+            raise DatasetError(f"{record}:{number}: expected '<sha256>  <file name>', got {line!r}; delete the file "
+                               "to record the checksums of the next download")
+        recorded[name] = digest
+    return recorded
+
+
+def _check_converted(resource: Resource, sources: Path, staging: Path, dataset_id: str) -> None:
+    """The converted files against their pinned checksums; a mismatch removes them (the downloads stay)."""
+    for relative, expected in resource.converted_sha256:
+        path = staging / relative if relative else staging
+        digest = _sha256(path) if path.is_file() else "missing"
+        if digest != expected:
+            _remove(staging)
+            name = f"{resource.name}/{relative}" if relative else resource.name
+            raise DatasetError(f"{dataset_id}: converting {sources} gave {name} with SHA-256 {digest}, not the pinned "
+                               f"{expected}: the public source is not the version pairmeasures knows. Use a mirror "
+                               "(docs/datasets.md), or report the change")
 
 
 def _remove(path: Path) -> None:
