@@ -222,3 +222,26 @@ def test_stats_and_clear(tmp_path):
     assert [m["model"] for m in cache.stats().models] == ["m1"]
     assert cache.clear() == 5
     assert cache.stats().models == []
+
+
+def test_cache_clear_matches_the_model_exactly(tmp_path, capsys):
+    from pairmeasures.apps.cli import main
+
+    path = tmp_path / "c.sqlite"
+    cache = EmbeddingCache(path)
+    for key, name in (("k1", "all-MiniLM-L6-v2 (normalize=False)"), ("k2", "all-MiniLM-L6-v2 (normalize=True)"),
+                      ("k3", "/models/a (normalize=False)")):
+        cache.register_model(key, name)
+        cache.put(key, [(text_key(name), np.zeros(3, np.float32))])
+    cache.close()
+    clear = ["cache", "clear", "--yes", "--cache", str(path), "--model"]
+    assert main(clear + ["a"]) == 2  # once a substring of nearly every model
+    assert "'a' names no model" in capsys.readouterr().err
+    assert main(clear + ["all-MiniLM-L6-v2"]) == 2
+    error = capsys.readouterr().err
+    assert "matches several models" in error and "normalize=True) [k2]" in error and "[k3]" in error
+    assert main(clear + ["all-MiniLM-L6-v2 (normalize=True)"]) == 0
+    assert main(clear + ["/models/a"]) == 0
+    assert main(clear + ["k1"]) == 0
+    assert "deleted 1 embeddings" in capsys.readouterr().out
+    assert EmbeddingCache(path).stats().models == []
