@@ -258,13 +258,13 @@ class _NFaiRR(_FaiRR):
         ω never exceeds 1, so the scan stops as soon as k documents with ω = 1 are found. Kept per
         process by the text resource's content and the term list's, so editing either recomputes it.
         """
-        text = self.param("text")
-        slot = (text, float(self.param("tau")), tuple(self.targets()), k)
-        version = (resource_key(text), self.counter().lexicon.fingerprint)
-        return _COLLECTION_IDEALS.get(slot, version, lambda: self._scan_collection(text, k))
+        resource = self.param("text")
+        slot = (resource, float(self.param("tau")), tuple(self.targets()), k)
+        version = (resource_key(resource), self.counter().lexicon.fingerprint)
+        return _COLLECTION_IDEALS.get(slot, version, lambda: self._scan_collection(resource, k))
 
-    def _scan_collection(self, text: str, k: Optional[int]) -> np.ndarray:
-        source = resolve(text)
+    def _scan_collection(self, resource: str, k: Optional[int]) -> np.ndarray:
+        source = resolve(resource)
         if not hasattr(source, "iter_texts"):
             raise SideInfoError(f"{self}: resource {self.param('text')!r} cannot list the whole collection")
         best = np.empty(0)

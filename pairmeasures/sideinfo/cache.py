@@ -257,9 +257,9 @@ class EmbeddingCache:
             connection = self._connect()
             if self.read_only:
                 return
-            self._execute(connection, "record a model",
-                          lambda: connection.execute("INSERT OR IGNORE INTO models (model, description, created) "
-                                                     "VALUES (?, ?, ?)", (model, description, time.time())))
+            self._execute(connection, "record a model", sqlite3.Connection.execute,
+                          "INSERT OR IGNORE INTO models (model, description, created) VALUES (?, ?, ?)",
+                          (model, description, time.time()))
 
     def get(self, model: str, keys: Sequence[bytes]) -> dict:
         """Vectors found for ``keys`` (a dict key -> float32 vector); missing and corrupt ones are absent."""
@@ -269,11 +269,7 @@ class EmbeddingCache:
             connection = self._connect()
             for start in range(0, len(unique) if connection is not None else 0, _BATCH):
                 chunk = unique[start:start + _BATCH]
-                marks = ",".join("?" * len(chunk))
-                rows = self._execute(connection, "read", lambda: connection.execute(
-                    f"SELECT text_key, dim, vector, crc FROM embeddings WHERE model = ? AND text_key IN ({marks})",
-                    (model, *chunk),
-                ).fetchall())
+                rows = self._execute(connection, "read", self._select, model, chunk)
                 for key, dim, blob, crc in rows:
                     if not isinstance(blob, bytes) or len(blob) != 4 * dim or zlib.crc32(blob) != crc:
                         self.corrupt += 1
@@ -295,7 +291,20 @@ class EmbeddingCache:
             connection = self._connect()
             if self.read_only:
                 return
-            self._execute(connection, "store vectors", lambda: self._write(connection, rows))
+            self._execute(connection, "store vectors", self._write, rows)
+
+    @staticmethod
+    def _model_rows(connection: sqlite3.Connection) -> list:
+        return connection.execute(
+            "SELECT e.model, COALESCE(m.description, '?'), COUNT(*), MAX(e.dim) FROM embeddings e "
+            "LEFT JOIN models m ON m.model = e.model GROUP BY e.model ORDER BY COUNT(*) DESC").fetchall()
+
+    @staticmethod
+    def _select(connection: sqlite3.Connection, model: str, keys: list) -> list:
+        marks = ",".join("?" * len(keys))
+        return connection.execute(
+            f"SELECT text_key, dim, vector, crc FROM embeddings WHERE model = ? AND text_key IN ({marks})",
+            (model, *keys)).fetchall()
 
     @staticmethod
     def _write(connection: sqlite3.Connection, rows: list) -> None:
@@ -308,10 +317,10 @@ class EmbeddingCache:
             connection.execute("ROLLBACK")
             raise
 
-    def _execute(self, connection: sqlite3.Connection, doing: str, action):
-        """``action()``; an SQLite error becomes an :class:`EmbeddingCacheError` naming the file."""
+    def _execute(self, connection: sqlite3.Connection, doing: str, action, *args):
+        """``action(connection, *args)``; an SQLite error becomes an :class:`EmbeddingCacheError` naming the file."""
         try:
-            return action()
+            return action(connection, *args)
         except sqlite3.Error as exc:
             raise self._failure(exc, doing) from exc
 
@@ -320,9 +329,7 @@ class EmbeddingCache:
         """Entries per model and the file's size."""
         with self._lock:
             connection = self._connect()
-            rows = [] if connection is None else self._execute(connection, "read", lambda: connection.execute(
-                "SELECT e.model, COALESCE(m.description, '?'), COUNT(*), MAX(e.dim) FROM embeddings e "
-                "LEFT JOIN models m ON m.model = e.model GROUP BY e.model ORDER BY COUNT(*) DESC").fetchall())
+            rows = [] if connection is None else self._execute(connection, "read", self._model_rows)
             hits, misses, corrupt = self.hits, self.misses, self.corrupt
         models = [{"model": m, "description": d, "entries": n, "dim": dim} for m, d, n, dim in rows]
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*")
@@ -336,7 +343,7 @@ class EmbeddingCache:
             if self.read_only:
                 raise EmbeddingCacheError(f"embedding cache {str(self.path)!r} is read-only; nothing can be cleared")
 
-            def delete() -> int:
+            def delete(connection: sqlite3.Connection) -> int:
                 if model is None:
                     removed = connection.execute("DELETE FROM embeddings").rowcount
                     connection.execute("DELETE FROM models")
