@@ -8,7 +8,9 @@ so ``ir_measures.parse_measure("Duo@10")``, ``ir_measures.calc_aggregate`` and
     from ir_measures import nDCG
     pt.Experiment([bm25], topics, qrels, eval_metrics=[nDCG@10, pm.Duo@10, pm.rKL@10])
 
-Heavy libraries (pandas, PyTerrier, torch) are imported only when used.
+Heavy libraries (pandas, PyTerrier, torch) are imported only when used. Files read for side
+information (resources, term lists, datasets) are cached in the process by their content, so an
+edited file is read again; ``pm.clear_caches()`` forgets them all.
 """
 
 from . import datasets, math, sideinfo
@@ -33,6 +35,7 @@ from .measures import (
     rRD,
 )
 from .plugins import PluginLoadWarning, hookimpl, plugin_manager, register_plugins
+from .sideinfo.memo import clear_caches
 
 __version__ = "0.1.0"
 
@@ -83,6 +86,7 @@ __all__ = [
     "SideInput",
     "TED",
     "TExFAIR",
+    "clear_caches",
     "counterfactual_rbo",
     "crbo",
     "hookimpl",

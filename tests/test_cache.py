@@ -1,14 +1,18 @@
-"""The embedding cache: round trips, corruption, a broken file, concurrent writers, stats and clearing."""
+"""The embedding cache: round trips, corruption, a broken file, concurrent writers, threads, files that
+must not be touched (locked, read-only, a directory, another program's database), stats and clearing."""
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sqlite3
+import threading
+import warnings
 
 import numpy as np
 import pytest
 
-from pairmeasures.sideinfo.cache import EmbeddingCache, text_key
+from pairmeasures.sideinfo.cache import EmbeddingCache, EmbeddingCacheError, _SCHEMA, text_key
 
 
 def test_round_trip_is_exact_float32_without_pickle(tmp_path):
@@ -61,6 +65,125 @@ def test_an_unreadable_file_is_kept_aside_and_replaced(tmp_path):
     assert len(kept) == 1 and kept[0].read_bytes().startswith(b"this is not")
     cache.put("m", [(text_key("x"), np.ones(2, dtype=np.float32))])
     assert text_key("x") in cache.get("m", [text_key("x")])
+    cache.close()
+    path.write_bytes(b"damaged again" * 100)  # a second damaged file in the same second keeps its own name
+    with pytest.warns(RuntimeWarning, match="moved it to"):
+        EmbeddingCache(path).get("m", [text_key("x")])
+    kept = sorted(tmp_path.glob("c.sqlite.corrupt-*"))
+    assert len(kept) == 2 and {k.read_bytes()[:7] for k in kept} == {b"this is", b"damaged"}
+    assert str(os.getpid()) in kept[0].name
+
+
+def _snapshot(folder):
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def test_a_locked_database_is_reported_and_never_moved(tmp_path):
+    path = tmp_path / "c.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.executescript(_SCHEMA)  # ours, in rollback-journal mode, where an exclusive lock keeps readers out
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        before = path.read_bytes()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(EmbeddingCacheError, match=r"c\.sqlite.*SQLITE_BUSY.*another process holds it.*left as it is"):
+                EmbeddingCache(path, timeout=0.1).get("m", [text_key("x")])
+        assert path.read_bytes() == before and not list(tmp_path.glob("*.corrupt-*"))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert EmbeddingCache(path).get("m", [text_key("x")]) == {}  # usable once released
+
+
+def test_a_directory_is_an_error_naming_it(tmp_path):
+    folder = tmp_path / "embeddings.sqlite"
+    folder.mkdir()
+    with pytest.raises(EmbeddingCacheError, match=r"embeddings\.sqlite' is a directory"):
+        EmbeddingCache(folder).get("m", [text_key("x")])
+    assert folder.is_dir() and not list(tmp_path.glob("*.corrupt-*"))
+
+
+def test_another_programs_database_is_an_error_and_untouched(tmp_path):
+    path = tmp_path / "other.sqlite"
+    other = sqlite3.connect(path)
+    other.execute("CREATE TABLE notes (body TEXT)")
+    other.execute("INSERT INTO notes VALUES ('keep me')")
+    other.commit()
+    other.close()
+    before = _snapshot(tmp_path)
+    with pytest.raises(EmbeddingCacheError, match=r"other\.sqlite' is an SQLite database of another program.*notes"):
+        EmbeddingCache(path).put("m", [(text_key("x"), np.ones(2, np.float32))])
+    assert _snapshot(tmp_path) == before
+
+
+def test_an_empty_file_becomes_a_cache(tmp_path):
+    path = tmp_path / "c.sqlite"
+    path.write_bytes(b"")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cache = EmbeddingCache(path)
+        cache.put("m", [(text_key("x"), np.ones(2, np.float32))])
+    assert text_key("x") in cache.get("m", [text_key("x")])
+
+
+def _read_only_location(monkeypatch, folder):
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if (mode & os.W_OK and str(p).startswith(str(folder)))
+                        else real(p, mode, **kw))
+
+
+def test_a_read_only_cache_is_read_and_not_written(tmp_path, monkeypatch):
+    path = tmp_path / "c.sqlite"
+    writer = EmbeddingCache(path)
+    writer.put("m", [(text_key("old"), np.ones(3, np.float32))])
+    writer.close()
+    before = path.read_bytes()
+    _read_only_location(monkeypatch, tmp_path)
+    cache = EmbeddingCache(path)
+    with pytest.warns(RuntimeWarning, match="is read-only.*computed but not stored") as caught:
+        assert np.array_equal(cache.get("m", [text_key("old")])[text_key("old")], np.ones(3, np.float32))
+        cache.put("m", [(text_key("new"), np.zeros(3, np.float32))])
+        cache.register_model("m", "model m")
+        assert cache.get("m", [text_key("new")]) == {}
+    assert len(caught) == 1 and cache.read_only
+    with pytest.raises(EmbeddingCacheError, match="read-only"):
+        cache.clear()
+    cache.close()
+    assert path.read_bytes() == before  # (SQLite may add its -shm index where, unlike here, the folder is writable)
+
+
+def test_a_cache_that_cannot_be_created_computes_without_storing(tmp_path, monkeypatch):
+    _read_only_location(monkeypatch, tmp_path)
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    with pytest.warns(RuntimeWarning, match="cannot be created.*computed but not stored"):
+        cache.put("m", [(text_key("x"), np.ones(2, np.float32))])
+    assert cache.get("m", [text_key("x")]) == {} and cache.stats().models == []
+    assert not (tmp_path / "c.sqlite").exists()
+
+
+def test_one_cache_shared_by_threads(tmp_path):
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    errors: list = []
+
+    def work(worker: int) -> None:
+        try:
+            for i in range(40):
+                key = text_key(f"{worker} {i}")
+                cache.put("m", [(key, np.full(4, worker * 1000 + i, np.float32))])
+                found = cache.get("m", [key, text_key(f"{(worker + 1) % 6} {i}")])
+                assert np.array_equal(found[key], np.full(4, worker * 1000 + i, np.float32))
+        except Exception as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(cache.get("m", [text_key(f"{w} {i}") for w in range(6) for i in range(40)])) == 240
+    assert cache.corrupt == 0
 
 
 def _writer(path, worker, count):
@@ -99,3 +222,26 @@ def test_stats_and_clear(tmp_path):
     assert [m["model"] for m in cache.stats().models] == ["m1"]
     assert cache.clear() == 5
     assert cache.stats().models == []
+
+
+def test_cache_clear_matches_the_model_exactly(tmp_path, capsys):
+    from pairmeasures.apps.cli import main
+
+    path = tmp_path / "c.sqlite"
+    cache = EmbeddingCache(path)
+    for key, name in (("k1", "all-MiniLM-L6-v2 (normalize=False)"), ("k2", "all-MiniLM-L6-v2 (normalize=True)"),
+                      ("k3", "/models/a (normalize=False)")):
+        cache.register_model(key, name)
+        cache.put(key, [(text_key(name), np.zeros(3, np.float32))])
+    cache.close()
+    clear = ["cache", "clear", "--yes", "--cache", str(path), "--model"]
+    assert main(clear + ["a"]) == 2  # once a substring of nearly every model
+    assert "'a' names no model" in capsys.readouterr().err
+    assert main(clear + ["all-MiniLM-L6-v2"]) == 2
+    error = capsys.readouterr().err
+    assert "matches several models" in error and "normalize=True) [k2]" in error and "[k3]" in error
+    assert main(clear + ["all-MiniLM-L6-v2 (normalize=True)"]) == 0
+    assert main(clear + ["/models/a"]) == 0
+    assert main(clear + ["k1"]) == 0
+    assert "deleted 1 embeddings" in capsys.readouterr().out
+    assert EmbeddingCache(path).stats().models == []

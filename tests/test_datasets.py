@@ -331,7 +331,7 @@ def test_loading_again_parses_nothing(tmp_path, data_dir, monkeypatch):
     list(dataset.queries_iter())
     list(pm.datasets.load("pair/procon", data=mirror).labels_iter())  # another dataset object, the same files
     assert len(read) == 2
-    monkeypatch.setattr(_loaders, "_PARSED", {})  # as a new process: the pickled records are read instead
+    pm.clear_caches()  # as a new process: the pickled records are read instead
     assert list(dataset.docs_iter()) == docs and len(read) == 2
     os.utime(mirror / "procon" / "corpus.jsonl", ns=(10**9, 10**9))  # a changed file is read again
     assert list(dataset.docs_iter()) == docs and len(read) == 4

@@ -86,9 +86,9 @@ def _cache(args: argparse.Namespace) -> int:
         print(cache.stats().report())
         return 0
     stats = cache.stats()
-    chosen = [m for m in stats.models if args.model is None or args.model in m["description"] or m["model"].startswith(args.model)]
+    chosen = stats.models if args.model is None else [_cached_model(stats.models, args.model, cache.path)]
     if not chosen:
-        print(f"nothing to clear in {cache.path}" + (f" for {args.model!r}" if args.model else ""))
+        print(f"nothing to clear in {cache.path}")
         return 0
     entries = sum(m["entries"] for m in chosen)
     if not args.yes:
@@ -102,6 +102,19 @@ def _cache(args: argparse.Namespace) -> int:
     removed = sum(cache.clear(m["model"]) for m in chosen) if args.model else cache.clear()
     print(f"deleted {removed:,} embeddings from {cache.path}")
     return 0
+
+
+def _cached_model(models: list, wanted: str, path) -> dict:
+    """The one cached model that ``wanted`` names exactly: its key, its description, or the model name
+    the Embedder was given (the description without its ``(normalize=...)`` suffix)."""
+    matches = [m for m in models
+               if wanted in (m["model"], m["description"], m["description"].rsplit(" (normalize=", 1)[0])]
+    if len(matches) != 1:
+        present = "; ".join(f"{m['description']} [{m['model']}]" for m in models) or "none"
+        problem = "matches several models" if matches else "names no model"
+        raise ValueError(f"--model {wanted!r} {problem} in {path}; models present: {present}. Pass a model name, "
+                         "its full description or its key, exactly")
+    return matches[0]
 
 
 def _datasets(args: argparse.Namespace) -> int:
@@ -170,7 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     cache = commands.add_parser("cache", help="show or clear the embedding cache",
                                 description="Show what the embedding cache holds, or delete entries (asks first).")
     cache.add_argument("action", choices=("info", "clear"))
-    cache.add_argument("--model", default=None, help="clear only this model (name or key prefix)")
+    cache.add_argument("--model", default=None,
+                       help="clear only this model, named exactly: the model name or directory given to the embedder "
+                            "(e.g. all-MiniLM-L6-v2), its description as 'cache info' shows it, or its full key; "
+                            "a name matching several models is an error listing them")
     cache.add_argument("--cache", default=None, help="cache file (default: ~/.cache/pairmeasures/embeddings.sqlite)")
     cache.add_argument("--yes", action="store_true", help="clear without asking")
     cache.set_defaults(run=_cache)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..sideinfo.beir import LABELS_HEADER, QRELS_HEADER, DataFileError, iter_tsv, read_pairs, read_records
+from ..sideinfo.memo import Memo
 from ._records import (GrepBiasIRDoc, GrepBiasIRQueryInfo, GroupLabel, PerspectrumDoc, PerspectrumQueryInfo,
                        ProconDoc, ProconQueryInfo, Qrel, Query, WikiBalanceDoc, WikiBalanceNaturalDoc,
                        WikiBalanceQueryInfo)
@@ -47,16 +48,15 @@ class Tables:
     key: str = ""
 
 
-_PARSED: dict[str, Tables] = {}
+_PARSED = Memo("parsed datasets")
 
 
 def load_tables(spec: DatasetSpec, data: Optional[str | os.PathLike] = None) -> Tables:
     """The records of ``spec``'s files found from ``data`` (see :func:`locate`), parsed at most once."""
     locations = [locate(resource, data, spec.id) for resource in spec.resources]
     key = _fingerprint(spec, locations)
-    if key not in _PARSED:
-        _PARSED[key] = _read_pickle(spec, key) or _parse(spec, locations, key)
-    return _PARSED[key]
+    slot = (spec.id, tuple(str(location.path) for location in locations))
+    return _PARSED.get(slot, key, lambda: _read_pickle(spec, key) or _parse(spec, locations, key))
 
 
 def _files(location: Location) -> list[Path]:

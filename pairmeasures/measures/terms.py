@@ -26,7 +26,8 @@ from ..math import (
     rank_bias_lists,
     texfair_lists,
 )
-from ..sideinfo import SideInfoError, resolve
+from ..sideinfo import SideInfoError, resolve, resource_key
+from ..sideinfo.memo import Memo
 from ..sideinfo.terms import OVERLAPS, TOKENIZERS, TermCounter, TermStats, parse_targets, term_counter
 from .base import COMMON_PARAMS, MeasureValues, PairMeasure, SideInput
 from .ranked import RankedLists
@@ -203,7 +204,7 @@ class _FaiRR(TermMeasure):
         return MeasureValues(values=values, degenerate=np.zeros(values.size, dtype=bool))
 
 
-_COLLECTION_IDEALS: dict[tuple, np.ndarray] = {}
+_COLLECTION_IDEALS = Memo("NFaiRR collection ideals")
 
 
 class _NFaiRR(_FaiRR):
@@ -254,13 +255,16 @@ class _NFaiRR(_FaiRR):
     def _collection_ideal(self, k: Optional[int]) -> np.ndarray:
         """The k largest neutralities of the collection (all of them without a cutoff).
 
-        ω never exceeds 1, so the scan stops as soon as k documents with ω = 1 are found.
+        ω never exceeds 1, so the scan stops as soon as k documents with ω = 1 are found. Kept per
+        process by the text resource's content and the term list's, so editing either recomputes it.
         """
-        key = (self.param("text"), self.counter().lexicon.fingerprint, float(self.param("tau")),
-               tuple(self.targets()), k)
-        if key in _COLLECTION_IDEALS:
-            return _COLLECTION_IDEALS[key]
-        source = resolve(self.param("text"))
+        resource = self.param("text")
+        slot = (resource, float(self.param("tau")), tuple(self.targets()), k)
+        version = (resource_key(resource), self.counter().lexicon.fingerprint)
+        return _COLLECTION_IDEALS.get(slot, version, lambda: self._scan_collection(resource, k))
+
+    def _scan_collection(self, resource: str, k: Optional[int]) -> np.ndarray:
+        source = resolve(resource)
         if not hasattr(source, "iter_texts"):
             raise SideInfoError(f"{self}: resource {self.param('text')!r} cannot list the whole collection")
         best = np.empty(0)
@@ -272,9 +276,7 @@ class _NFaiRR(_FaiRR):
                 batch = []
                 if k is not None and best.size == k and best.min() >= 1.0:
                     break
-        best = self._keep_best(best, batch, k)
-        _COLLECTION_IDEALS[key] = best
-        return best
+        return self._keep_best(best, batch, k)
 
     def _keep_best(self, best: np.ndarray, texts: list[str], k: Optional[int]) -> np.ndarray:
         if not texts:

@@ -20,8 +20,9 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
     Document text for the term-based measures, from a BEIR folder's ``corpus.jsonl`` or an
     ``ir_datasets`` docs store (:mod:`pairmeasures.sideinfo.terms`).
 
-Plugins add schemes through the ``pairmeasures_side_info_schemes`` hook. Sources are built
-once per process and name, so a resource file is read once however many measures use it.
+Plugins add schemes through the ``pairmeasures_side_info_schemes`` hook. Sources are built once
+per process, name and content (:mod:`pairmeasures.sideinfo.memo`): a resource file is read once
+however many measures use it, and read again when it changes (its size or modification time).
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ from typing import Callable, Mapping, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["SideInfoSource", "TsvSource", "register_scheme", "resolve", "schemes", "SideInfoError", "resource_options"]
+from .memo import Memo, content_key
+
+__all__ = ["SideInfoSource", "TsvSource", "register_scheme", "resolve", "schemes", "SideInfoError", "resource_options",
+           "resource_key"]
 
 
 class SideInfoError(ValueError):
@@ -53,7 +57,7 @@ class SideInfoSource(Protocol):
 
 
 _SCHEMES: dict[str, Callable[[str], SideInfoSource]] = {}
-_SOURCES: dict[str, SideInfoSource] = {}
+_SOURCES = Memo("side-information sources")
 
 _QUERY_KEYS = ("query-id", "query_id", "qid")
 _DOC_KEYS = ("corpus-id", "doc_id", "docno")
@@ -76,7 +80,8 @@ def resource_options(argument: str, allowed: tuple, scheme: str) -> tuple[str, d
 
 
 def register_scheme(scheme: str, factory: Callable[[str], SideInfoSource]) -> None:
-    """Make resources named ``scheme:ARGUMENT`` resolve to ``factory(ARGUMENT)``."""
+    """Make resources named ``scheme:ARGUMENT`` resolve to ``factory(ARGUMENT)`` (built again when the
+    file or folder that ``ARGUMENT`` names, before any ``?options`` or ``#column``, changes)."""
     if not scheme.isidentifier():
         raise ValueError(f"a side-information scheme must be an identifier, got {scheme!r}")
     _SCHEMES[scheme] = factory
@@ -87,19 +92,22 @@ def schemes() -> list[str]:
     return sorted(_SCHEMES)
 
 
+def resource_key(spec: str) -> Optional[tuple]:
+    """The content a resource ``scheme:LOCATION[?options][#column]`` was read from: :func:`content_key`
+    of ``LOCATION`` when it is a file or folder (every file under it), else ``None`` (e.g. a dataset id)."""
+    location = spec.partition(":")[2].partition("?")[0].partition("#")[0]
+    return content_key(location) if location else None
+
+
 def resolve(spec: str) -> SideInfoSource:
-    """The source a resource name stands for, built on first use and cached by name."""
-    if spec in _SOURCES:
-        return _SOURCES[spec]
+    """The source a resource name stands for, built on first use and again when its files change."""
     scheme, sep, argument = spec.partition(":")
     if not sep or scheme not in _SCHEMES:
         raise SideInfoError(
             f"unknown side-information resource {spec!r}: expected SCHEME:ARGUMENT with SCHEME one of "
             f"{schemes()} (plugins can add more)"
         )
-    source = _SCHEMES[scheme](argument)
-    _SOURCES[spec] = source
-    return source
+    return _SOURCES.get(spec, resource_key(spec), lambda: _SCHEMES[scheme](argument))
 
 
 class TsvSource:

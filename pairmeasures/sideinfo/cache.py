@@ -5,15 +5,22 @@ or ``XDG_CACHE_HOME`` move it). Every write is a transaction, so an interrupted 
 entries or none; WAL journalling and a busy timeout let several processes read and write at
 once. Vectors are stored as raw little-endian float32 bytes with their dimension and a CRC32,
 never pickled: an entry whose length or checksum does not match is reported as missing, so the
-caller recomputes and overwrites it instead of returning garbage. A cache file that is not a
-database at all is moved aside (kept, renamed) and a fresh one started.
+caller recomputes and overwrites it instead of returning garbage.
+
+A user's file is never moved or changed on a transient error: only a file that SQLite itself finds
+is not a database, or damaged, is moved aside (kept, under a name unique to the process) and a
+fresh one started. A locked, unopenable or failing file is an :class:`EmbeddingCacheError` naming
+it; a read-only file or folder is used read-only; a directory, or an SQLite database of another
+program, is an error and left untouched.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import sqlite3
+import threading
 import time
 import warnings
 import zlib
@@ -23,7 +30,7 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["EmbeddingCache", "CacheStats", "default_cache_path", "text_key"]
+__all__ = ["EmbeddingCache", "EmbeddingCacheError", "CacheStats", "default_cache_path", "text_key"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS models (
@@ -79,45 +86,163 @@ class CacheStats:
         return "\n".join(lines)
 
 
+class EmbeddingCacheError(RuntimeError):
+    """The embedding cache file cannot be used; the message names it and says what to do."""
+
+
+_OUR_TABLES = {"models", "embeddings"}
+_DAMAGED = (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)  # SQLite proves the file is not a sound database
+_ADVICE = {
+    sqlite3.SQLITE_BUSY: "another process holds it longer than the timeout; try again, or pass a longer timeout",
+    sqlite3.SQLITE_LOCKED: "another connection holds it longer than the timeout; try again",
+    sqlite3.SQLITE_CANTOPEN: "check that its folder exists and can be read, and that the process has file "
+                             "descriptors left",
+    sqlite3.SQLITE_READONLY: "the file or its folder is read-only; make them writable or use another cache path",
+    sqlite3.SQLITE_PERM: "check the permissions of the file and its folder",
+    sqlite3.SQLITE_IOERR: "the disk reported an error (full, removed, or a network file system); check it",
+    sqlite3.SQLITE_FULL: "the disk is full; free space or use another cache path",
+}
+
+
 class EmbeddingCache:
-    """Get and put embedding vectors by (model key, text)."""
+    """Get and put embedding vectors by (model key, text).
+
+    One object can be shared by threads (one SQLite connection, used under a lock). A cache whose
+    file or folder is read-only is used read-only: vectors found are returned, new ones are computed
+    by the caller but not stored (one warning says so).
+    """
 
     def __init__(self, path: Optional[os.PathLike | str] = None, timeout: float = 120.0):
         self.path = Path(path).expanduser() if path is not None else default_cache_path()
         self.timeout = timeout
         self.hits = self.misses = self.corrupt = 0
+        self.read_only = False
         self._connection: Optional[sqlite3.Connection] = None
+        self._opened = False
+        self._lock = threading.RLock()
 
     # -- connection -------------------------------------------------------------------------
-    def _connect(self) -> sqlite3.Connection:
-        if self._connection is not None:
+    def _connect(self) -> Optional[sqlite3.Connection]:
+        """The connection (opened on first use); ``None`` for a read-only location without a cache file."""
+        with self._lock:
+            if not self._opened:
+                self._connection = self._open_checked()
+                self._opened = True
             return self._connection
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._connection = self._open()
-        except sqlite3.DatabaseError as exc:
-            broken = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
-            self.path.replace(broken)
-            warnings.warn(f"embedding cache {str(self.path)!r} was unreadable ({exc}); moved it to "
-                          f"{str(broken)!r} and started a new one", RuntimeWarning, stacklevel=3)
-            self._connection = self._open()
-        return self._connection
 
-    def _open(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+    def _open_checked(self) -> Optional[sqlite3.Connection]:
+        if self.path.is_dir():
+            raise EmbeddingCacheError(f"embedding cache {str(self.path)!r} is a directory; name a file, e.g. "
+                                      f"{str(self.path / 'embeddings.sqlite')!r}")
         try:
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=NORMAL")
-            connection.executescript(_SCHEMA)
-        except sqlite3.DatabaseError:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if not self.path.is_file():
+                return self._read_only(f"its folder cannot be created ({exc})")
+        if not os.access(self.path.parent, os.W_OK) or (self.path.exists() and not os.access(self.path, os.W_OK)):
+            return self._read_only("the file or its folder is not writable")
+        before = self._identity()
+        try:
+            return self._open()
+        except sqlite3.DatabaseError as exc:
+            if exc.sqlite_errorcode & 0xFF in _DAMAGED:
+                return self._move_aside(exc, before)
+            if exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM) and self.path.is_file():
+                return self._read_only(f"{exc.sqlite_errorname}: {exc}")
+            raise self._failure(exc, "open") from exc
+        except OSError as exc:
+            raise EmbeddingCacheError(f"cannot open embedding cache {str(self.path)!r}: {exc}") from exc
+
+    def _open(self, uri: Optional[str] = None) -> sqlite3.Connection:
+        """A connection to our database; a file that is another program's database is an error."""
+        connection = sqlite3.connect(uri or self.path, timeout=self.timeout, isolation_level=None,
+                                     check_same_thread=False, uri=uri is not None)
+        try:
+            tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and not _OUR_TABLES <= tables:
+                raise EmbeddingCacheError(
+                    f"{str(self.path)!r} is an SQLite database of another program (tables: {sorted(tables)}), not an "
+                    "embedding cache; it was left untouched: pass another cache path or PAIRMEASURES_CACHE_DIR")
+            if uri is None:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
+                if not tables:
+                    connection.executescript(_SCHEMA)
+        except BaseException:
             connection.close()
             raise
         return connection
 
+    def _identity(self) -> Optional[tuple]:
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+    def _move_aside(self, exc: sqlite3.DatabaseError, before: Optional[tuple]) -> sqlite3.Connection:
+        """Keep a file SQLite proved damaged under a name no other process uses, and start a new cache.
+
+        If another process replaced the file meanwhile (its identity changed), the new file is opened instead.
+        """
+        if before is not None and self._identity() == before:
+            broken = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-"
+                                         f"{os.getpid()}-{secrets.token_hex(4)}")
+            try:
+                self.path.rename(broken)
+                for suffix in ("-wal", "-shm"):  # a journal of the damaged file must not meet the new one
+                    companion = self.path.with_name(self.path.name + suffix)
+                    if companion.exists():
+                        companion.rename(broken.with_name(broken.name + suffix))
+            except OSError as error:
+                raise EmbeddingCacheError(f"embedding cache {str(self.path)!r} is damaged ({exc}) and could not be "
+                                          f"moved aside ({error}); move or delete it") from exc
+            warnings.warn(f"embedding cache {str(self.path)!r} was unreadable ({exc.sqlite_errorname}: {exc}); moved "
+                          f"it to {str(broken)!r} and started a new one", RuntimeWarning, stacklevel=5)
+        try:
+            return self._open()
+        except sqlite3.DatabaseError as again:
+            raise self._failure(again, "open") from again
+
+    def _read_only(self, reason: str) -> Optional[sqlite3.Connection]:
+        """Open an existing cache file read-only (``None`` without one); one warning says so."""
+        self.read_only = True
+        if not self.path.is_file():
+            warnings.warn(f"embedding cache {str(self.path)!r} cannot be created ({reason}); embeddings are computed "
+                          "but not stored", RuntimeWarning, stacklevel=5)
+            return None
+        from urllib.parse import quote
+
+        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+        try:
+            try:
+                connection = self._open(uri)
+            except sqlite3.OperationalError as exc:  # a WAL file needs its -shm, which cannot be created here
+                if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_CANTOPEN:
+                    raise
+                connection = self._open(uri + "&immutable=1")
+        except sqlite3.DatabaseError as exc:
+            raise self._failure(exc, "open read-only") from exc
+        warnings.warn(f"embedding cache {str(self.path)!r} is read-only ({reason}): cached vectors are used, new ones "
+                      "are computed but not stored", RuntimeWarning, stacklevel=5)
+        return connection
+
+    def _failure(self, exc: sqlite3.Error, doing: str) -> EmbeddingCacheError:
+        """An error naming the file, SQLite's error and what to do; the file is left as it is."""
+        code = getattr(exc, "sqlite_errorcode", None)
+        name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+        advice = _ADVICE.get(code & 0xFF if code is not None else None)
+        if code is not None and code & 0xFF in _DAMAGED:
+            advice = "the file is damaged; move or delete it (a new cache is started on next use)"
+        return EmbeddingCacheError(f"embedding cache {str(self.path)!r}: could not {doing} ({name}: {exc})"
+                                   + (f"; {advice}" if advice else "") + "; the file was left as it is")
+
     def close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
             self._connection = None
+            self._opened = False
 
     def __enter__(self) -> "EmbeddingCache":
         return self
@@ -128,40 +253,61 @@ class EmbeddingCache:
     # -- entries -----------------------------------------------------------------------------
     def register_model(self, model: str, description: str) -> None:
         """Record a human-readable description of a model key (shown by :meth:`stats`)."""
-        connection = self._connect()
-        connection.execute("INSERT OR IGNORE INTO models (model, description, created) VALUES (?, ?, ?)",
-                           (model, description, time.time()))
+        with self._lock:
+            connection = self._connect()
+            if self.read_only:
+                return
+            self._execute(connection, "record a model", sqlite3.Connection.execute,
+                          "INSERT OR IGNORE INTO models (model, description, created) VALUES (?, ?, ?)",
+                          (model, description, time.time()))
 
     def get(self, model: str, keys: Sequence[bytes]) -> dict:
         """Vectors found for ``keys`` (a dict key -> float32 vector); missing and corrupt ones are absent."""
-        connection = self._connect()
         found: dict = {}
         unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), _BATCH):
-            chunk = unique[start:start + _BATCH]
-            marks = ",".join("?" * len(chunk))
-            rows = connection.execute(
-                f"SELECT text_key, dim, vector, crc FROM embeddings WHERE model = ? AND text_key IN ({marks})",
-                (model, *chunk),
-            ).fetchall()
-            for key, dim, blob, crc in rows:
-                if not isinstance(blob, bytes) or len(blob) != 4 * dim or zlib.crc32(blob) != crc:
-                    self.corrupt += 1
-                    continue
-                found[key] = np.frombuffer(blob, dtype="<f4")
-        self.hits += len(found)
-        self.misses += len(unique) - len(found)
+        with self._lock:
+            connection = self._connect()
+            for start in range(0, len(unique) if connection is not None else 0, _BATCH):
+                chunk = unique[start:start + _BATCH]
+                rows = self._execute(connection, "read", self._select, model, chunk)
+                for key, dim, blob, crc in rows:
+                    if not isinstance(blob, bytes) or len(blob) != 4 * dim or zlib.crc32(blob) != crc:
+                        self.corrupt += 1
+                        continue
+                    found[key] = np.frombuffer(blob, dtype="<f4")
+            self.hits += len(found)
+            self.misses += len(unique) - len(found)
         return found
 
     def put(self, model: str, items: Iterable[tuple[bytes, np.ndarray]]) -> None:
-        """Store vectors (replacing any entry with the same key) in one transaction."""
+        """Store vectors (replacing any entry with the same key) in one transaction; nothing in a read-only cache."""
         rows = []
         for key, vector in items:
             blob = np.ascontiguousarray(vector, dtype="<f4").tobytes()
             rows.append((model, key, len(blob) // 4, blob, zlib.crc32(blob)))
         if not rows:
             return
-        connection = self._connect()
+        with self._lock:
+            connection = self._connect()
+            if self.read_only:
+                return
+            self._execute(connection, "store vectors", self._write, rows)
+
+    @staticmethod
+    def _model_rows(connection: sqlite3.Connection) -> list:
+        return connection.execute(
+            "SELECT e.model, COALESCE(m.description, '?'), COUNT(*), MAX(e.dim) FROM embeddings e "
+            "LEFT JOIN models m ON m.model = e.model GROUP BY e.model ORDER BY COUNT(*) DESC").fetchall()
+
+    @staticmethod
+    def _select(connection: sqlite3.Connection, model: str, keys: list) -> list:
+        marks = ",".join("?" * len(keys))
+        return connection.execute(
+            f"SELECT text_key, dim, vector, crc FROM embeddings WHERE model = ? AND text_key IN ({marks})",
+            (model, *keys)).fetchall()
+
+    @staticmethod
+    def _write(connection: sqlite3.Connection, rows: list) -> None:
         connection.execute("BEGIN IMMEDIATE")
         try:
             connection.executemany(
@@ -171,27 +317,40 @@ class EmbeddingCache:
             connection.execute("ROLLBACK")
             raise
 
+    def _execute(self, connection: sqlite3.Connection, doing: str, action, *args):
+        """``action(connection, *args)``; an SQLite error becomes an :class:`EmbeddingCacheError` naming the file."""
+        try:
+            return action(connection, *args)
+        except sqlite3.Error as exc:
+            raise self._failure(exc, doing) from exc
+
     # -- maintenance -------------------------------------------------------------------------
     def stats(self) -> CacheStats:
         """Entries per model and the file's size."""
-        connection = self._connect()
-        rows = connection.execute(
-            "SELECT e.model, COALESCE(m.description, '?'), COUNT(*), MAX(e.dim) FROM embeddings e "
-            "LEFT JOIN models m ON m.model = e.model GROUP BY e.model ORDER BY COUNT(*) DESC").fetchall()
+        with self._lock:
+            connection = self._connect()
+            rows = [] if connection is None else self._execute(connection, "read", self._model_rows)
+            hits, misses, corrupt = self.hits, self.misses, self.corrupt
         models = [{"model": m, "description": d, "entries": n, "dim": dim} for m, d, n, dim in rows]
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*")
                    if p.is_file() and ".corrupt-" not in p.name)
-        return CacheStats(path=self.path, bytes_on_disk=size, models=models, hits=self.hits, misses=self.misses,
-                          corrupt=self.corrupt)
+        return CacheStats(path=self.path, bytes_on_disk=size, models=models, hits=hits, misses=misses, corrupt=corrupt)
 
     def clear(self, model: Optional[str] = None) -> int:
-        """Delete every entry (or one model's) and shrink the file; returns the number removed."""
-        connection = self._connect()
-        if model is None:
-            removed = connection.execute("DELETE FROM embeddings").rowcount
-            connection.execute("DELETE FROM models")
-        else:
-            removed = connection.execute("DELETE FROM embeddings WHERE model = ?", (model,)).rowcount
-            connection.execute("DELETE FROM models WHERE model = ?", (model,))
-        connection.execute("VACUUM")
-        return removed
+        """Delete every entry (or those of the model key ``model``) and shrink the file; returns the number removed."""
+        with self._lock:
+            connection = self._connect()
+            if self.read_only:
+                raise EmbeddingCacheError(f"embedding cache {str(self.path)!r} is read-only; nothing can be cleared")
+
+            def delete(connection: sqlite3.Connection) -> int:
+                if model is None:
+                    removed = connection.execute("DELETE FROM embeddings").rowcount
+                    connection.execute("DELETE FROM models")
+                else:
+                    removed = connection.execute("DELETE FROM embeddings WHERE model = ?", (model,)).rowcount
+                    connection.execute("DELETE FROM models WHERE model = ?", (model,))
+                connection.execute("VACUUM")
+                return removed
+
+            return self._execute(connection, "clear", delete)

@@ -19,6 +19,7 @@ term-based measures in one evaluation, and all systems ranking the same corpus, 
 from __future__ import annotations
 
 import itertools
+import threading
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Iterable, Iterator, Mapping, Optional, Sequence
 import numpy as np
 
 from . import SideInfoError, resource_options
+from .memo import Memo, content_key
 
 __all__ = ["TOKENIZERS", "OVERLAPS", "BUILTIN_TERM_LISTS", "Lexicon", "TermStats", "TermCounter", "tokenize",
            "parse_targets", "term_counter", "TextSource", "corpus_scheme", "irds_scheme"]
@@ -256,7 +258,8 @@ class TermCounter:
     """Counts a lexicon's terms in texts, each distinct text once.
 
     Every text counted so far is kept in one store (token counts and term hits, row per text) and
-    found again by its content, so a later call only tokenises texts it has not seen.
+    found again by its content, so a later call only tokenises texts it has not seen. Safe to share
+    between threads: one call at a time reads and extends the store.
     """
 
     #: Texts remembered before the store starts afresh (bounds memory on very large runs).
@@ -265,6 +268,7 @@ class TermCounter:
     def __init__(self, lexicon: Lexicon):
         self.lexicon = lexicon
         self._index = {term: i for i, term in enumerate(lexicon.terms)}
+        self._lock = threading.Lock()
         self._clear()
         self.counted = 0  # texts tokenised so far (the rest were found in the store)
 
@@ -277,11 +281,15 @@ class TermCounter:
     def count(self, texts: Sequence[str], remember: bool = True) -> TermStats:
         """Statistics for ``texts`` (aligned with them); ``remember=False`` neither looks them up
         nor keeps them (a one-off scan, e.g. of a whole collection)."""
+        texts = np.asarray(texts, dtype=object)
+        with self._lock:
+            if not remember:
+                return self._statistics(list(texts))
+            return self._count_remembered(texts)
+
+    def _count_remembered(self, texts: np.ndarray) -> TermStats:
         import pandas as pd
 
-        texts = np.asarray(texts, dtype=object)
-        if not remember:
-            return self._statistics(list(texts))
         rows = self._rows(texts)
         new = rows < 0
         if new.any():
@@ -338,17 +346,16 @@ class TermCounter:
                 yield len(tokens), (), ()
 
 
-_COUNTERS: dict[tuple, TermCounter] = {}
+_COUNTERS = Memo("term counters")
 
 
 def term_counter(terms: str = "gender", tokenizer: str = "words", overlap: str = "error") -> TermCounter:
-    """The process-wide counter of one term list (loaded and validated once; again if its file changes)."""
-    path = Path(terms).expanduser()
-    version = (path.stat().st_mtime_ns, path.stat().st_size) if terms not in BUILTIN_TERM_LISTS and path.is_file() else None
-    key = (terms, version, tokenizer, overlap)
-    if key not in _COUNTERS:
-        _COUNTERS[key] = TermCounter(Lexicon.load(terms, tokenizer, overlap))
-    return _COUNTERS[key]
+    """The process-wide counter of one term list (loaded and validated once; again if its file changes).
+
+    A built-in list is kept by name, a file by its content (:func:`~pairmeasures.sideinfo.memo.content_key`)."""
+    version = None if terms in BUILTIN_TERM_LISTS else content_key(terms)
+    return _COUNTERS.get((terms, tokenizer, overlap), version,
+                         lambda: TermCounter(Lexicon.load(terms, tokenizer, overlap)))
 
 
 # --- text resources ----------------------------------------------------------------------------
