@@ -139,7 +139,7 @@ def test_corpus_resource_reads_beir_text_with_fields(data_dir):
     assert sum(1 for _ in source.iter_texts()) == 702
     with pytest.raises(SideInfoError, match=r"resource options are fields; got \['field'\]"):
         resolve(f"corpus:{data_dir / 'grep-biasir'}?field=text")
-    with pytest.raises(SideInfoError, match="has no corpus.jsonl"):
+    with pytest.raises(SideInfoError, match="corpus:/nonexistent-folder: '/nonexistent-folder' does not exist"):
         resolve("corpus:/nonexistent-folder")
 
 
