@@ -226,7 +226,7 @@ def _convert(raw, side: SideInput, lists: RankedLists, measure: PairMeasure, ori
     raw = np.asarray(raw) if not isinstance(raw, np.ndarray) else raw
     if side.kind in ("labels", "text"):
         if raw.ndim != 1:
-            raise RunInputError(f"{measure}: {origin} gives {raw.shape[1:]} values per document; {side.column} "
+            raise RunInputError(f"{measure}: {origin} gives {raw.shape[1]} values per document; {side.column} "
                                 f"needs one {'label' if side.kind == 'labels' else 'text'} per document")
         return raw.astype(object), _present(raw)
     if raw.dtype != object:

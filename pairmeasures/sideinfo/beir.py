@@ -140,8 +140,9 @@ def _rows(path: Path, lines: Iterator[tuple[int, str]], header: Sequence[str]) -
         yield number, fields
 
 
-def read_table(path: str | os.PathLike) -> tuple[list[str], list[int], list[list[str]]]:
-    """The column names, the line numbers and the rows of a tab-separated file whose first line names its columns.
+def read_table(path: str | os.PathLike) -> tuple[list[str], list[int], dict[str, list[str]]]:
+    """The column names, the line numbers of the rows, and the cells of each column, of a tab-separated
+    file whose first line names its columns (blank lines are skipped).
 
     Raises :class:`DataFileError` for a missing header, an empty or repeated column name, and a row
     whose number of fields differs from the header's.
@@ -158,11 +159,19 @@ def read_table(path: str | os.PathLike) -> tuple[list[str], list[int], list[list
             raise DataFileError(path, 1, f"column {position + 1} of the header has no name")
         if name in header[:position]:
             raise DataFileError(path, 1, f"the header names column {name!r} twice")
-    numbers, rows = [], []
-    for number, fields in _rows(path, lines, header):
-        numbers.append(number)
-        rows.append(fields)
-    return header, numbers, rows
+    numbers, texts = [], []
+    for number, line in lines:
+        if line:
+            numbers.append(number)
+            texts.append(line)
+    tabs = len(header) - 1
+    wrong = next((row for row, line in enumerate(texts) if line.count("\t") != tabs), None)
+    if wrong is not None:
+        found = texts[wrong].count("\t") + 1
+        raise DataFileError(path, numbers[wrong], f"expected {len(header)} tab-separated fields ({', '.join(header)}), "
+                                                  f"found {found}")
+    cells = "\t".join(texts).split("\t") if texts else []
+    return header, numbers, {name: cells[position::len(header)] for position, name in enumerate(header)}
 
 
 def read_pairs(path: str | os.PathLike, header: Sequence[str], queries: Optional[Container[str]] = None,

@@ -181,6 +181,8 @@ class PolaritySource:
     measure then reports the documents as lacking one, or skips them with ``missing='skip'``).
     """
 
+    provides = "scores"
+
     def __init__(self, model: PolarityModel, corpus: Optional[BeirFolder] = None, text: str = "text"):
         self.model = model
         self.corpus = corpus
