@@ -8,10 +8,11 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
     A tab-separated file with a header: ``corpus-id`` (or ``doc_id`` / ``docno``), optionally
     ``query-id`` (or ``query_id`` / ``qid``) when values depend on the query, and one value
     column (labels or numbers) or several numeric ones (one per polarity axis). ``tsv:PATH#name``
-    picks the value column ``name``.
+    picks the value column ``name``. Columns of finite numbers only provide scores, else labels;
+    malformed rows, empty cells and repeated keys are errors naming the file and line.
 ``beir:DIR``
     The gold group labels of a BEIR-layout folder, ``DIR/labels.tsv`` (``query-id``,
-    ``corpus-id``, ``group``).
+    ``corpus-id``, ``group``), read with the whole folder by :func:`pairmeasures.sideinfo.beir.read_beir`.
 ``pca:DIR[?model=M&components=m&text=title+text&positive=LABEL]``
     Polarity computed from text: per query, axes fitted on the labelled (else judged)
     documents of the BEIR folder ``DIR`` (:mod:`pairmeasures.sideinfo.polarity`); documents
@@ -20,6 +21,8 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
     Document text for the term-based measures, from a BEIR folder's ``corpus.jsonl`` or an
     ``ir_datasets`` docs store (:mod:`pairmeasures.sideinfo.terms`).
 
+A source declares what it provides in ``provides`` (``"scores"``, ``"labels"`` or ``"text"``);
+a measure refuses a resource of another kind (scores serve as labels, never as text).
 Plugins add schemes through the ``pairmeasures_side_info_schemes`` hook. Sources are built
 once per process and name, so a resource file is read once however many measures use it.
 """
