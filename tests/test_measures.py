@@ -278,3 +278,68 @@ def test_tsv_resources_with_several_axes_or_bad_columns(tmp_path):
     mixed.write_text("corpus-id\tx\tlabel\na\t0.1\tpro\n")
     with pytest.raises(pm.sideinfo.SideInfoError, match="several value columns must all be numeric"):
         ir_measures.calc_aggregate([pm.Duo(polarity=f"tsv:{mixed}")], QRELS, bare)
+
+
+@pytest.mark.parametrize("name,content,message", [
+    ("short_row", "corpus-id\tpolarity\na\t0.1\nb\n", r"short_row\.tsv:3: expected 2 tab-separated fields"),
+    ("empty_id", "corpus-id\tpolarity\na\t0.1\n\t0.2\n", r"empty_id\.tsv:3: empty 'corpus-id'"),
+    ("empty_value", "corpus-id\tpolarity\na\t\n", r"empty_value\.tsv:2: empty 'polarity'"),
+    ("twice", "corpus-id\tpolarity\na\t0.1\nb\t0.2\na\t0.3\n", r"twice\.tsv:4: document 'a' already has a value on line 2"),
+    ("twice_by_query", "qid\tdocno\tpolarity\nq1\ta\t0.1\nq2\ta\t0.2\nq1\ta\t0.3\n",
+     r"twice_by_query\.tsv:4: \(query, document\) \('q1', 'a'\) already has a value on line 2"),
+    ("no_doc_column", "id\tpolarity\na\t0.1\n", r"no_doc_column\.tsv:1: needs a document id column"),
+    ("header_twice", "corpus-id\tx\tx\na\t0.1\t0.2\n", r"header_twice\.tsv:1: the header names column 'x' twice"),
+    ("empty", "", r"empty\.tsv:1: expected a header line"),
+    ("axes_with_text", "corpus-id\tx\ty\na\t0.1\t0.2\nb\t0.3\tn/a\n",
+     r"axes_with_text\.tsv:3: several value columns must all be numeric.*'y' is 'n/a'"),
+])
+def test_tsv_resource_errors_name_file_and_line(tmp_path, name, content, message):
+    path = tmp_path / f"{name}.tsv"
+    path.write_text(content)
+    bare = RUN.drop(columns=["polarity", "group"])
+    with pytest.raises(pm.sideinfo.SideInfoError, match=message):
+        ir_measures.calc_aggregate([pm.Duo(polarity=f"tsv:{path}")], QRELS, bare)
+
+
+def test_resources_of_the_wrong_kind_say_what_to_name(tmp_path, data_dir):
+    labels = tmp_path / "kinds_labels.tsv"
+    labels.write_text("corpus-id\tgroup\na\tp\nb\t0.5\nc\tq\n")
+    bare = RUN.drop(columns=["polarity", "group"])
+    # a label file named for polarity: the first cell that is not a number, with its line
+    with pytest.raises(pm.RunInputError, match=r"provides document labels, but polarity= needs scores .*"
+                                               r"kinds_labels\.tsv:2: 'group' is 'p', not a finite number.*"
+                                               r"name a resource of numbers"):
+        ir_measures.calc_aggregate([pm.Duo(polarity=f"tsv:{labels}")], QRELS, bare)
+    # a label file named as text= was once read as the documents' text
+    with pytest.raises(pm.RunInputError, match=r"provides document labels, but text= needs text.*corpus:DIR"):
+        ir_measures.calc_aggregate([pm.TExFAIR(text=f"tsv:{labels}") @ 3], QRELS, bare)
+    with pytest.raises(pm.RunInputError, match=r"provides document labels, but text= needs text"):
+        ir_measures.calc_aggregate([pm.TExFAIR(text=f"beir:{data_dir / 'procon'}") @ 3], QRELS, bare)
+    with pytest.raises(pm.RunInputError, match=r"provides document scores, but text= needs text"):
+        numbers = tmp_path / "kinds_numbers.tsv"
+        numbers.write_text("corpus-id\tx\na\t1\n")
+        ir_measures.calc_aggregate([pm.TExFAIR(text=f"tsv:{numbers}") @ 3], QRELS, bare)
+    with pytest.raises(pm.RunInputError, match=r"kinds_axes\.tsv' gives 2 values per document; group needs one label per"):
+        axes = tmp_path / "kinds_axes.tsv"
+        axes.write_text("corpus-id\tx\ty\n" + "".join(f"{d}\t1\t0\n" for d in "abcde"))
+        ir_measures.calc_aggregate([pm.rND(group=f"tsv:{axes}")], QRELS, bare)
+    # numeric labels stay usable as labels, and numbers that read as labels match as numbers
+    binary = tmp_path / "kinds_binary.tsv"
+    binary.write_text("corpus-id\tgroup\na\t1\nb\t0\nc\t1\nd\t0\ne\t0\n")
+    q1 = bare[bare.query_id == "q1"]
+    assert per_query(pm.rND(group=f"tsv:{binary}", protected="1") @ 5, QRELS, q1)["q1"] == pytest.approx(
+        rnd([True, False, True, False, False]))
+
+
+def test_conversion_errors_name_measure_query_document_and_origin():
+    run = RUN.assign(polarity=pd.Series([0.9, 0.8, "left", -0.9, 0.1, 1.0, -1.0, 1.0, -1.0, 0.5], dtype=object))
+    with pytest.raises(pm.RunInputError, match=r"Duo.*polarity values must be numbers or sequences of numbers; "
+                                               r"document 'c' of query 'q1' has 'left' in the run's 'polarity' column"):
+        ir_measures.calc_aggregate([pm.Duo], QRELS, run)
+    ragged = RUN.assign(polarity=pd.Series([[0.1, 0.2]] * 3 + [[0.3]] + [[0.1, 0.2]] * 6, dtype=object))
+    with pytest.raises(pm.RunInputError, match=r"sequences of lengths \[1, 2\]: document 'a' of query 'q1' has 2 "
+                                               r"number\(s\), document 'd' of query 'q1' 1 number\(s\)"):
+        ir_measures.calc_aggregate([pm.Duo], QRELS, ragged)
+    nested = RUN.assign(polarity=pd.Series([[[0.1]]] * 10, dtype=object))
+    with pytest.raises(pm.RunInputError, match=r"document 'a' of query 'q1' has \[\[0.1\]\]"):
+        ir_measures.calc_aggregate([pm.Duo], QRELS, nested)

@@ -293,3 +293,80 @@ def test_unknown_text_fields_are_refused(procon_subset):
         FitSet.from_beir(procon_subset, text="body")
     with pytest.raises(ValueError, match="got 'body'"):
         pm.sideinfo.resolve(f"pca:{procon_subset}?text=body")
+
+
+# --- damaged BEIR folders: one strict reader for FitSet.from_beir, pca:, beir: and validate-polarity --------
+
+def damaged_copy(source, target, name, change):
+    """A copy of the BEIR folder ``source`` in ``target`` with ``change(path)`` applied to its file ``name``."""
+    import shutil
+
+    shutil.copytree(source, target)
+    change(target / name)
+    return target
+
+
+def gzip_file(path):
+    import gzip
+
+    path.with_name(path.name + ".gz").write_bytes(gzip.compress(path.read_bytes()))
+    path.unlink()
+
+
+def replace_line(number, text):
+    def change(path):
+        lines = path.read_text().splitlines()
+        lines[number - 1] = text
+        path.write_text("\n".join(lines) + "\n")
+    return change
+
+
+def test_gzip_copies_are_read_like_plain_files(procon_subset, tmp_path):
+    folder = damaged_copy(procon_subset, tmp_path / "gz", "corpus.jsonl", gzip_file)
+    gzip_file(folder / "labels.tsv")
+    plain, packed = FitSet.from_beir(procon_subset), FitSet.from_beir(folder)
+    assert packed.texts == plain.texts and packed.labels == plain.labels and len(packed.texts) == 4
+
+
+def test_missing_or_empty_files_name_the_folder_and_file(procon_subset, tmp_path):
+    folder = damaged_copy(procon_subset, tmp_path / "noqrels", "qrels/test.tsv", lambda p: p.unlink())
+    with pytest.raises(FileNotFoundError, match=r"noqrels' is not a BEIR-layout folder: it has no qrels/test\.tsv"):
+        FitSet.from_beir(folder)
+    run = pd.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "relevance": 1})
+    with pytest.raises(pm.sideinfo.SideInfoError, match=r"pca:.*noqrels: .*it has no qrels/test\.tsv \(nor qrels/test\.tsv\.gz\)"):
+        ir_measures.calc_aggregate([pm.Duo(polarity=f"pca:{folder}")], qrels, run)
+    with pytest.raises(pm.sideinfo.SideInfoError, match=r"beir:.*noqrels: .*it has no qrels/test\.tsv"):
+        ir_measures.calc_aggregate([pm.rKL(group=f"beir:{folder}")], qrels, run)
+    empty = damaged_copy(procon_subset, tmp_path / "empty", "qrels/test.tsv", lambda p: p.write_text(""))
+    with pytest.raises(ValueError, match=r"qrels/test\.tsv:1: expected the header 'query-id\\tcorpus-id\\tscore'.*empty file"):
+        FitSet.from_beir(empty)
+
+
+@pytest.mark.parametrize("name,line,text,message", [
+    ("qrels/test.tsv", 3, "videogames\tnowhere\t1", r"qrels/test\.tsv:3: document 'nowhere' is not in the corpus"),
+    ("qrels/test.tsv", 3, "nodebate\tvideogames_pro_1\t1", r"qrels/test\.tsv:3: query 'nodebate' is not among the queries"),
+    ("qrels/test.tsv", 3, "videogames\tvideogames_pro_1\thigh", r"qrels/test\.tsv:3: score 'high' is not an integer"),
+    ("labels.tsv", 4, "videogames\tvideogames_pro_2", r"labels\.tsv:4: expected 3 tab-separated fields"),
+    ("labels.tsv", 4, "videogames\tvideogames_pro_2\t", r"labels\.tsv:4: empty group"),
+    ("labels.tsv", 4, "videogames\tvideogames_pro_0\tpro", r"labels\.tsv:4: .*already paired on line 2"),
+    ("corpus.jsonl", 2, '{"_id": "videogames_pro_1", "title": "t"}', r"corpus\.jsonl:2: record has no 'text' field"),
+    ("corpus.jsonl", 2, '{"_id": "videogames_pro_1", "text": 7}', r"corpus\.jsonl:2: record 'videogames_pro_1': text must be text"),
+    ("queries.jsonl", 2, '{"_id": "x", "text": "cut', r"queries\.jsonl:2: not a JSON object"),
+])
+def test_damaged_lines_are_named_by_file_and_line(procon_subset, tmp_path, name, line, text, message):
+    folder = damaged_copy(procon_subset, tmp_path / "damaged", name, replace_line(line, text))
+    with pytest.raises(ValueError, match=message):
+        FitSet.from_beir(folder)
+    with pytest.raises(ValueError, match=message):
+        pm.sideinfo.resolve(f"pca:{folder}")
+    with pytest.raises(ValueError, match=message):
+        validate_polarity(folder)
+
+
+def test_validate_polarity_command_names_the_damaged_line(procon_subset, tmp_path):
+    folder = damaged_copy(procon_subset, tmp_path / "damaged", "qrels/test.tsv", replace_line(5, "videogames\tnowhere\t1"))
+    done = subprocess.run([sys.executable, "-m", "pairmeasures", "validate-polarity", str(folder)],
+                          capture_output=True, text=True)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "qrels/test.tsv:5: document 'nowhere' is not in the corpus" in done.stderr

@@ -139,8 +139,41 @@ def test_corpus_resource_reads_beir_text_with_fields(data_dir):
     assert sum(1 for _ in source.iter_texts()) == 702
     with pytest.raises(SideInfoError, match=r"resource options are fields; got \['field'\]"):
         resolve(f"corpus:{data_dir / 'grep-biasir'}?field=text")
-    with pytest.raises(SideInfoError, match="has no corpus.jsonl"):
+    with pytest.raises(SideInfoError, match="corpus:/nonexistent-folder: '/nonexistent-folder' does not exist"):
         resolve("corpus:/nonexistent-folder")
+
+
+def test_corpus_resource_reads_damaged_folders_strictly(data_dir, tmp_path):
+    import gzip
+    import shutil
+
+    import ir_measures
+    import pandas as pd
+
+    import pairmeasures as pm
+
+    packed = shutil.copytree(data_dir / "grep-biasir", tmp_path / "packed")
+    corpus = packed / "corpus.jsonl"
+    (packed / "corpus.jsonl.gz").write_bytes(gzip.compress(corpus.read_bytes()))
+    corpus.unlink()
+    assert list(resolve(f"corpus:{packed}").lookup(["0"], ["0", "1"], {})) == \
+        list(resolve(f"corpus:{data_dir / 'grep-biasir'}").lookup(["0"], ["0", "1"], {}))
+    broken = shutil.copytree(data_dir / "grep-biasir", tmp_path / "broken")
+    lines = (broken / "corpus.jsonl").read_text().splitlines()
+    (broken / "corpus.jsonl").write_text("\n".join(lines[:2] + [lines[2][:40]] + lines[3:]) + "\n")
+    run = pd.DataFrame({"query_id": "0", "doc_id": ["0", "1"], "score": [2.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": "0", "doc_id": ["0", "1"], "relevance": 1})
+    with pytest.raises(SideInfoError, match=r"broken/corpus\.jsonl:3: not a JSON object"):
+        ir_measures.calc_aggregate([pm.TExFAIR(text=f"corpus:{broken}") @ 2], qrels, run)
+    unjudged = shutil.copytree(data_dir / "grep-biasir", tmp_path / "unjudged")
+    (unjudged / "qrels" / "test.tsv").unlink()
+    with pytest.raises(SideInfoError, match=r"corpus:.*unjudged' is not a BEIR-layout folder: it has no qrels/test\.tsv"):
+        ir_measures.calc_aggregate([pm.TExFAIR(text=f"corpus:{unjudged}") @ 2], qrels, run)
+    orphan = shutil.copytree(data_dir / "grep-biasir", tmp_path / "orphan")
+    with (orphan / "labels.tsv").open("a") as handle:
+        handle.write("0\tno-such-doc\tfemale\n")
+    with pytest.raises(SideInfoError, match=r"orphan/labels\.tsv:704: document 'no-such-doc' is not in the corpus"):
+        resolve(f"corpus:{orphan}")
 
 
 # --- counterfactual substitution -------------------------------------------------------------

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
-from ..sideinfo.beir import LABELS_HEADER, QRELS_HEADER, DataFileError, iter_tsv, read_pairs, read_records
+from ..sideinfo.beir import DataFileError, iter_tsv, read_labels, read_qrels, read_records
 from ..sideinfo.memo import Memo
 from ._records import (GrepBiasIRDoc, GrepBiasIRQueryInfo, GroupLabel, PerspectrumDoc, PerspectrumQueryInfo,
                        ProconDoc, ProconQueryInfo, Qrel, Query, WikiBalanceDoc, WikiBalanceNaturalDoc,
@@ -131,22 +131,12 @@ def _strings(*names: str):
 
 def _qrels(folder: Location, queries, corpus) -> tuple:
     path = folder.file("qrels/test.tsv")
-    qrels = []
-    for line, query_id, doc_id, score in read_pairs(path, QRELS_HEADER, queries, corpus):
-        if not re.fullmatch(r"-?\d+", score):
-            raise DataFileError(path, line, f"score {score!r} is not an integer")
-        qrels.append(Qrel(query_id, doc_id, int(score)))
-    return tuple(qrels)
+    return tuple(Qrel(query_id, doc_id, score) for _, query_id, doc_id, score in read_qrels(path, queries, corpus))
 
 
 def _labels(folder: Location, queries, corpus) -> tuple:
     path = folder.file("labels.tsv")
-    labels = []
-    for line, query_id, doc_id, group in read_pairs(path, LABELS_HEADER, queries, corpus):
-        if not group:
-            raise DataFileError(path, line, "empty group")
-        labels.append(GroupLabel(query_id, doc_id, group))
-    return tuple(labels)
+    return tuple(GroupLabel(query_id, doc_id, group) for _, query_id, doc_id, group in read_labels(path, queries, corpus))
 
 
 def build_perspectrum(locations: Sequence[Location]) -> Tables:

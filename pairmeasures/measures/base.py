@@ -59,6 +59,13 @@ class SideInput:
     neutral: Any = None
 
 
+#: What to name instead, by side-input kind, when a resource provides the wrong kind.
+_RESOURCES_OF = {
+    "scores": "a resource of numbers (a tsv: file of numeric columns, or pca:DIR)",
+    "labels": "a resource of labels (beir:DIR, or a tsv: file with one label column)",
+    "text": "a text resource (corpus:DIR or irds:DATASET), or give the run a 'text' column",
+}
+
 COMMON_PARAMS = {
     "cutoff": measures.ParamInfo(dtype=int, required=False, desc="ranking cutoff: only the top k documents of the system's ranking are considered"),
     "rel": measures.ParamInfo(dtype=int, default=None, desc="relevance threshold: only documents with a qrel >= rel count, in the order the system ranked them (default: every ranked document)"),
@@ -143,12 +150,14 @@ class PairMeasure(measures.Measure):
         else:
             source = sideinfo.resolve(spec)
             provides = getattr(source, "provides", side.kind)
-            if provides != side.kind:
+            if provides != side.kind and not (provides == "scores" and side.kind == "labels"):
+                reason = getattr(source, "kind_reason", "")
                 raise RunInputError(f"{self}: resource {spec!r} provides document {provides}, but {side.param}= needs "
-                                    f"{side.kind} ({side.column}); name a resource of {side.kind}, e.g. a tsv: file")
+                                    f"{side.kind} ({side.column})" + (f" ({reason})" if reason else "")
+                                    + f"; name {_RESOURCES_OF[side.kind]} instead")
             raw = source.lookup(lists.row_query_ids(), lists.doc_ids, lists.columns)
             origin = f"resource {spec!r}"
-        values, present = _convert(raw, side.kind)
+        values, present = _convert(raw, side, lists, self, origin)
         if side.kind == "text":
             _check_text(values, present, lists, self, origin)
         if not present.all():
@@ -211,35 +220,64 @@ def _is_missing(value) -> bool:
     return type(value).__name__ in ("NAType", "NaTType")  # pandas' missing markers
 
 
-def _convert(raw: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
-    """Side values as an array of the kind's shape, and which rows have one."""
+def _convert(raw, side: SideInput, lists: RankedLists, measure: PairMeasure, origin: str) -> tuple[np.ndarray, np.ndarray]:
+    """Side values as an array of the kind's shape, and which rows have one; a value that does not
+    convert names the measure, the query and document, and the origin."""
     raw = np.asarray(raw) if not isinstance(raw, np.ndarray) else raw
-    if kind in ("labels", "text") or raw.dtype == object:
-        present = _present(raw)
-        if kind in ("labels", "text"):
-            return raw.astype(object), present
-        items = list(raw[present])
-    else:
-        items = None
-    try:
-        if items is None:
+    if side.kind in ("labels", "text"):
+        if raw.ndim != 1:
+            raise RunInputError(f"{measure}: {origin} gives {raw.shape[1]} values per document; {side.column} "
+                                f"needs one {'label' if side.kind == 'labels' else 'text'} per document")
+        return raw.astype(object), _present(raw)
+    if raw.dtype != object:
+        try:
             values = raw.astype(np.float64)
+        except (TypeError, ValueError):
+            raw = raw.astype(object)
+        else:
             present = ~np.isnan(values) if values.ndim == 1 else ~np.isnan(values).all(axis=1)
             return values, present
-        if not items:
-            return np.full(raw.shape[0], np.nan), present
-        widths = {np.ndim(v) and len(v) for v in items}
-        if len(widths) > 1:
-            raise RunInputError(f"polarity values mix scalars and sequences, or sequences of lengths "
-                                f"{sorted(widths)}: give every document the same number of axes")
-        stacked = np.asarray(items, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, RunInputError):
-            raise
-        raise RunInputError(f"polarity values must be numbers or sequences of numbers ({exc})") from None
+    present = _present(raw)
+    rows = np.flatnonzero(present)
+    if not rows.size:
+        return np.full(raw.shape[0], np.nan), present
+    try:
+        stacked = np.asarray(list(raw[rows]), dtype=np.float64)
+    except (TypeError, ValueError):
+        stacked = None
+    if stacked is None or stacked.ndim > 2:
+        _raise_first_unconvertible(raw, rows, side, lists, measure, origin)
     values = np.full((raw.shape[0],) + stacked.shape[1:], np.nan)
     values[present] = stacked
     return values, present
+
+
+def _raise_first_unconvertible(raw: np.ndarray, rows: np.ndarray, side: SideInput, lists: RankedLists,
+                               measure: PairMeasure, origin: str) -> None:
+    """Raise a RunInputError naming the first value that is not a number or a sequence of numbers, or
+    the first two documents with different numbers of axes (the slow path of :func:`_convert`)."""
+    widths: dict[int, int] = {}  # number of axes (0: a scalar) -> first row with it
+    for row in rows.tolist():
+        value = raw[row]
+        try:
+            number = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            number = None
+        if number is None or number.ndim > 1 or (number.ndim == 1 and number.size == 0):
+            raise RunInputError(f"{measure}: {side.column} values must be numbers or sequences of numbers; "
+                                f"{lists.describe(row)} has {value!r} in {origin}")
+        widths.setdefault(number.size if number.ndim else 0, row)
+        if len(widths) > 1:
+            (one, first), (other, second) = widths.items()
+            raise RunInputError(
+                f"{measure}: {side.column} values mix scalars and sequences, or sequences of lengths {sorted(widths)}: "
+                f"{lists.describe(first)} has {_axes(one)}, {lists.describe(second)} {_axes(other)} in {origin}; "
+                "give every document the same number of axes")
+    raise RunInputError(f"{measure}: {side.column} values in {origin} do not convert to numbers")
+
+
+def _axes(width: int) -> str:
+    return "a number" if width == 0 else f"{width} number(s)"
 
 
 def _check_scores(values: np.ndarray, lists: RankedLists, measure: PairMeasure, origin: str) -> None:

@@ -8,10 +8,11 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
     A tab-separated file with a header: ``corpus-id`` (or ``doc_id`` / ``docno``), optionally
     ``query-id`` (or ``query_id`` / ``qid``) when values depend on the query, and one value
     column (labels or numbers) or several numeric ones (one per polarity axis). ``tsv:PATH#name``
-    picks the value column ``name``.
+    picks the value column ``name``. Columns of finite numbers only provide scores, else labels;
+    malformed rows, empty cells and repeated keys are errors naming the file and line.
 ``beir:DIR``
     The gold group labels of a BEIR-layout folder, ``DIR/labels.tsv`` (``query-id``,
-    ``corpus-id``, ``group``).
+    ``corpus-id``, ``group``), read with the whole folder by :func:`pairmeasures.sideinfo.beir.read_beir`.
 ``pca:DIR[?model=M&components=m&text=title+text&positive=LABEL]``
     Polarity computed from text: per query, axes fitted on the labelled (else judged)
     documents of the BEIR folder ``DIR`` (:mod:`pairmeasures.sideinfo.polarity`); documents
@@ -20,6 +21,8 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
     Document text for the term-based measures, from a BEIR folder's ``corpus.jsonl`` or an
     ``ir_datasets`` docs store (:mod:`pairmeasures.sideinfo.terms`).
 
+A source declares what it provides in ``provides`` (``"scores"``, ``"labels"`` or ``"text"``);
+a measure refuses a resource of another kind (scores serve as labels, never as text).
 Plugins add schemes through the ``pairmeasures_side_info_schemes`` hook. Sources are built once
 per process, name and content (:mod:`pairmeasures.sideinfo.memo`): a resource file is read once
 however many measures use it, and read again when it changes (its size or modification time).
@@ -111,42 +114,50 @@ def resolve(spec: str) -> SideInfoSource:
 
 
 class TsvSource:
-    """Values from a tab-separated file keyed by document id, or by (query id, document id)."""
+    """Values from a tab-separated file keyed by document id, or by (query id, document id).
+
+    ``provides`` is ``"scores"`` when every value column holds finite numbers only, else
+    ``"labels"`` (one column, values as written); ``kind_reason`` says why, naming a cell.
+    """
 
     def __init__(self, path: str | os.PathLike, value_column: Optional[str] = None):
-        import pandas as pd
+        from .beir import DataFileError, read_table
 
         self.path = Path(path).expanduser()
         if not self.path.is_file():
             raise SideInfoError(f"side-information file {str(self.path)!r} does not exist")
-        frame = pd.read_csv(self.path, sep="\t", dtype=str, keep_default_na=False)
-        query_key = next((k for k in _QUERY_KEYS if k in frame.columns), None)
-        doc_key = next((k for k in _DOC_KEYS if k in frame.columns), None)
+        header, lines, columns = read_table(self.path)
+        query_key = next((k for k in _QUERY_KEYS if k in header), None)
+        doc_key = next((k for k in _DOC_KEYS if k in header), None)
         if doc_key is None:
-            raise SideInfoError(f"{str(self.path)!r} needs a document id column, one of {_DOC_KEYS}; "
-                                f"found {list(frame.columns)}")
-        values = [c for c in frame.columns if c not in (query_key, doc_key)]
+            raise DataFileError(self.path, 1, f"needs a document id column, one of {_DOC_KEYS}; found {header}")
+        values = [c for c in header if c not in (query_key, doc_key)]
         if value_column is not None:
             if value_column not in values:
                 raise SideInfoError(f"{str(self.path)!r} has no value column {value_column!r}; found {values}")
             values = [value_column]
         if not values:
-            raise SideInfoError(f"{str(self.path)!r} has no value column besides its ids")
-        numeric = frame[values].apply(pd.to_numeric, errors="coerce")
-        all_numeric = not numeric.isna().any().any()
-        if len(values) > 1 and not all_numeric:
-            raise SideInfoError(f"{str(self.path)!r}: several value columns must all be numeric (polarity axes)")
-        if all_numeric:
-            table = numeric.to_numpy(dtype=np.float64)
+            raise DataFileError(self.path, 1, f"has no value column besides its ids ({header})")
+        lines = np.asarray(lines, dtype=np.int64)
+        keys = [query_key, doc_key] if query_key is not None else [doc_key]
+        for name in keys + values:
+            empty = np.flatnonzero(np.asarray(columns[name], dtype=object) == "")
+            if empty.size:
+                raise DataFileError(self.path, int(lines[empty[0]]), f"empty {name!r}; leave out a document without a value")
+        table, first_bad = _numbers(lines, columns, values)
+        if first_bad is not None and len(values) > 1:
+            raise DataFileError(self.path, first_bad[0], f"several value columns must all be numeric (polarity axes): "
+                                                         f"{first_bad[1]!r} is {first_bad[2]!r}, not a finite number")
+        if first_bad is None:
+            self.provides = "scores"
+            self.kind_reason = f"column(s) {', '.join(map(repr, values))} of {str(self.path)!r} hold numbers only"
             self.values = table[:, 0] if len(values) == 1 else table
-        else:  # one column of labels
-            self.values = frame[values[0]].to_numpy(dtype=object)
+        else:
+            self.provides = "labels"
+            self.kind_reason = f"{self.path}:{first_bad[0]}: {first_bad[1]!r} is {first_bad[2]!r}, not a finite number"
+            self.values = np.asarray(columns[values[0]], dtype=object)
         self.by_query = query_key is not None
-        keys = [frame[doc_key].to_numpy()] if not self.by_query else [frame[query_key].to_numpy(), frame[doc_key].to_numpy()]
-        self._index = pd.MultiIndex.from_arrays(keys) if self.by_query else pd.Index(keys[0])
-        if not self._index.is_unique:
-            raise SideInfoError(f"{str(self.path)!r} lists a key twice; keep one value per "
-                                f"{'(query, document)' if self.by_query else 'document'}")
+        self._index = _key_index(self.path, lines, [np.asarray(columns[k], dtype=object) for k in keys])
 
     def lookup(self, query_ids: np.ndarray, doc_ids: np.ndarray, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         import pandas as pd
@@ -169,15 +180,75 @@ class TsvSource:
         return f"TsvSource({str(self.path)!r})"
 
 
+def _numbers(lines: np.ndarray, columns: Mapping[str, list], names: list) -> tuple:
+    """The columns ``names`` as a float table, and ``None``; or ``None`` and the first cell that is
+    not a finite number as ``(line, column, value)``."""
+    table = np.empty((lines.size, len(names)))
+    for position, name in enumerate(names):
+        try:
+            table[:, position] = np.asarray(columns[name], dtype=np.float64)
+            bad = np.flatnonzero(~np.isfinite(table[:, position]))
+        except ValueError:
+            bad = np.flatnonzero([not _is_finite_number(v) for v in columns[name]])
+        if bad.size:
+            return None, (int(lines[bad[0]]), name, columns[name][bad[0]])
+    return table, None
+
+
+def _is_finite_number(text: str) -> bool:
+    try:
+        return bool(np.isfinite(float(text)))
+    except ValueError:
+        return False
+
+
+def _key_index(path: Path, lines: np.ndarray, keys: list):
+    """A pandas index of the key column(s); a key listed twice names both lines."""
+    import pandas as pd
+
+    index = pd.MultiIndex.from_arrays(keys) if len(keys) > 1 else pd.Index(keys[0])
+    if not index.is_unique:
+        from .beir import DataFileError
+
+        repeated = int(np.flatnonzero(index.duplicated())[0])
+        first = next(row for row in range(repeated) if index[row] == index[repeated])
+        what = "document" if len(keys) == 1 else "(query, document)"
+        raise DataFileError(path, int(lines[repeated]), f"{what} {index[repeated]!r} already has a value on line "
+                                                        f"{int(lines[first])}; keep one value per {what}")
+    return index
+
+
 def tsv_scheme(argument: str) -> TsvSource:
     """``tsv:PATH`` or ``tsv:PATH#COLUMN``."""
     path, _, column = argument.partition("#")
     return TsvSource(path, column or None)
 
 
-def beir_scheme(argument: str) -> TsvSource:
+class BeirLabelSource(TsvSource):
+    """The gold group labels of a BEIR-layout folder, read strictly with the rest of the folder
+    (:func:`pairmeasures.sideinfo.beir.read_beir`): labels of unknown queries or documents are errors."""
+
+    provides = "labels"
+
+    def __init__(self, folder: str | os.PathLike):
+        import pandas as pd
+
+        from .beir import existing, read_beir
+
+        data = read_beir(folder)
+        if data.labels is None:
+            raise SideInfoError(f"{str(data.path)!r} has no labels.tsv (nor labels.tsv.gz; columns query-id, corpus-id, "
+                                "group)")
+        self.path = existing(data.path, "labels.tsv")
+        self.kind_reason = f"{str(self.path)!r} holds gold group labels"
+        self.values = data.labels["group"].to_numpy(dtype=object)
+        self.by_query = True
+        self._index = pd.MultiIndex.from_arrays([data.labels[c].to_numpy(dtype=object) for c in ("query_id", "doc_id")])
+
+
+def beir_scheme(argument: str) -> BeirLabelSource:
     """``beir:DIR``: the gold labels ``DIR/labels.tsv`` of a BEIR-layout folder."""
-    folder = Path(argument).expanduser()
-    if not (folder / "labels.tsv").is_file():
-        raise SideInfoError(f"{str(folder)!r} has no labels.tsv (columns query-id, corpus-id, group)")
-    return TsvSource(folder / "labels.tsv", "group")
+    try:
+        return BeirLabelSource(argument)
+    except FileNotFoundError as exc:
+        raise SideInfoError(f"beir:{argument}: {exc}") from None

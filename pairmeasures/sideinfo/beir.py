@@ -4,22 +4,35 @@ A BEIR-layout folder holds ``corpus.jsonl`` and ``queries.jsonl`` (one JSON obje
 with an ``_id``), ``qrels/test.tsv`` (header ``query-id  corpus-id  score``) and optionally
 ``labels.tsv`` (header ``query-id  corpus-id  group``). Where a plain file is absent, its gzip
 copy (``corpus.jsonl.gz``, as the Hugging Face releases ship) is read instead.
+
+:func:`read_beir` reads such a folder into a :class:`BeirFolder` (for polarity fit sets, ``pca:``,
+``corpus:`` and ``validate-polarity``); the registered datasets use the same line readers.
+Side files with any header (``tsv:`` resources) are read by :func:`read_table`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Container, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Container, Iterator, Optional, Sequence
 
 from . import SideInfoError
 
-__all__ = ["DataFileError", "LABELS_HEADER", "QRELS_HEADER", "existing", "iter_jsonl", "read_records", "iter_tsv",
-           "read_pairs"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DataFileError", "LABELS_HEADER", "QRELS_HEADER", "TEXT_FIELDS", "BeirFolder", "check_text_field",
+           "existing", "iter_jsonl", "read_records", "iter_tsv", "read_table", "read_pairs", "read_qrels", "read_labels",
+           "read_beir"]
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 LABELS_HEADER = ("query-id", "corpus-id", "group")
+
+#: Which document field(s) of a BEIR corpus to embed or count terms in.
+TEXT_FIELDS = ("text", "title", "title+text")
 
 
 class DataFileError(SideInfoError):
@@ -112,6 +125,11 @@ def iter_tsv(path: str | os.PathLike, header: Sequence[str]) -> Iterator[tuple[i
     if first is None or first[1] != expected:
         found = "an empty file" if first is None else repr(first[1])
         raise DataFileError(path, 1, f"expected the header {expected!r} (tab-separated), found {found}")
+    return _rows(path, lines, header)
+
+
+def _rows(path: Path, lines: Iterator[tuple[int, str]], header: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
+    """The non-blank lines after the header, split at tabs; each must have one field per header column."""
     for number, line in lines:
         if not line:
             continue
@@ -120,6 +138,40 @@ def iter_tsv(path: str | os.PathLike, header: Sequence[str]) -> Iterator[tuple[i
             raise DataFileError(path, number, f"expected {len(header)} tab-separated fields "
                                               f"({', '.join(header)}), found {len(fields)}")
         yield number, fields
+
+
+def read_table(path: str | os.PathLike) -> tuple[list[str], list[int], dict[str, list[str]]]:
+    """The column names, the line numbers of the rows, and the cells of each column, of a tab-separated
+    file whose first line names its columns (blank lines are skipped).
+
+    Raises :class:`DataFileError` for a missing header, an empty or repeated column name, and a row
+    whose number of fields differs from the header's.
+    """
+    path = Path(path)
+    lines = _lines(path)
+    first = next(lines, None)
+    if first is None or not first[1].strip():
+        raise DataFileError(path, 1, "expected a header line of tab-separated column names, found "
+                                     + ("an empty file" if first is None else "an empty line"))
+    header = first[1].split("\t")
+    for position, name in enumerate(header):
+        if not name.strip():
+            raise DataFileError(path, 1, f"column {position + 1} of the header has no name")
+        if name in header[:position]:
+            raise DataFileError(path, 1, f"the header names column {name!r} twice")
+    numbers, texts = [], []
+    for number, line in lines:
+        if line:
+            numbers.append(number)
+            texts.append(line)
+    tabs = len(header) - 1
+    wrong = next((row for row, line in enumerate(texts) if line.count("\t") != tabs), None)
+    if wrong is not None:
+        found = texts[wrong].count("\t") + 1
+        raise DataFileError(path, numbers[wrong], f"expected {len(header)} tab-separated fields ({', '.join(header)}), "
+                                                  f"found {found}")
+    cells = "\t".join(texts).split("\t") if texts else []
+    return header, numbers, {name: cells[position::len(header)] for position, name in enumerate(header)}
 
 
 def read_pairs(path: str | os.PathLike, header: Sequence[str], queries: Optional[Container[str]] = None,
@@ -144,3 +196,117 @@ def read_pairs(path: str | os.PathLike, header: Sequence[str], queries: Optional
         first_line[query_id, doc_id] = number
         rows.append((number, query_id, doc_id, value))
     return rows
+
+
+def read_qrels(path: str | os.PathLike, queries: Optional[Container[str]] = None,
+               documents: Optional[Container[str]] = None) -> list[tuple[int, str, str, int]]:
+    """Rows ``(line, query id, document id, score)`` of a ``qrels`` TSV (:data:`QRELS_HEADER`) with
+    integer scores; the checks of :func:`read_pairs` apply."""
+    rows = []
+    for number, query_id, doc_id, score in read_pairs(path, QRELS_HEADER, queries, documents):
+        if not re.fullmatch(r"-?\d+", score):
+            raise DataFileError(path, number, f"score {score!r} is not an integer")
+        rows.append((number, query_id, doc_id, int(score)))
+    return rows
+
+
+def read_labels(path: str | os.PathLike, queries: Optional[Container[str]] = None,
+                documents: Optional[Container[str]] = None) -> list[tuple[int, str, str, str]]:
+    """Rows ``(line, query id, document id, group)`` of a ``labels.tsv`` (:data:`LABELS_HEADER`) with
+    non-empty groups; the checks of :func:`read_pairs` apply."""
+    rows = read_pairs(path, LABELS_HEADER, queries, documents)
+    empty = next((number for number, _, _, group in rows if not group.strip()), None)
+    if empty is not None:
+        raise DataFileError(path, empty, "empty group")
+    return rows
+
+
+def check_text_field(text: str) -> str:
+    """``text`` if it names document fields (:data:`TEXT_FIELDS`), else a ValueError."""
+    if text not in TEXT_FIELDS:
+        raise ValueError(f"text must be one of {TEXT_FIELDS}, got {text!r}")
+    return text
+
+
+@dataclass
+class BeirFolder:
+    """A BEIR-layout folder read into memory: corpus, queries, qrels and (optional) gold labels.
+
+    ``qrels`` has the columns ``query_id``, ``doc_id``, ``relevance``; ``labels`` the columns
+    ``query_id``, ``doc_id``, ``group``. Every judged or labelled document is in ``corpus``.
+    """
+
+    path: Path
+    corpus: dict
+    queries: dict
+    qrels: "pd.DataFrame"
+    labels: Optional["pd.DataFrame"]
+
+    def document_text(self, doc_id: str, text: str = "text") -> str:
+        """The ``text`` field(s) of a document (one of :data:`TEXT_FIELDS`); an empty title falls back to the text."""
+        record = self.corpus[doc_id]
+        if text == "title":
+            return record.get("title") or record["text"]
+        if text == "title+text":
+            return f"{record['title']} {record['text']}".strip() if record.get("title") else record["text"]
+        return record["text"]
+
+    def fit_frame(self, text: str = "text") -> "pd.DataFrame":
+        """One row per (query, fit document): ``qid``, ``docno``, ``text``, and ``label`` (the gold
+        group) when the folder has labels; without labels, the judged relevant documents."""
+        import pandas as pd
+
+        check_text_field(text)
+        if self.labels is not None:
+            pairs = self.labels
+        else:
+            pairs = self.qrels[self.qrels["relevance"] > 0].assign(group=None)
+        frame = pd.DataFrame({"qid": pairs["query_id"].to_numpy(), "docno": pairs["doc_id"].to_numpy(),
+                              "text": [self.document_text(d, text) for d in pairs["doc_id"]],
+                              "label": pairs["group"].to_numpy()})
+        return frame if self.labels is not None else frame.drop(columns="label")
+
+
+def _text_fields(required: Sequence[str], optional: Sequence[str] = ()) -> Callable[[str, dict], Optional[str]]:
+    """A record check: the fields ``required`` hold text, and so do the fields ``optional`` where set."""
+    def check(record_id: str, record: dict) -> Optional[str]:
+        wrong = [n for n in required if not isinstance(record[n], str)]
+        wrong += [n for n in optional if record.get(n) is not None and not isinstance(record[n], str)]
+        return f"record {record_id!r}: {', '.join(wrong)} must be text" if wrong else None
+    return check
+
+
+def _required(folder: Path, name: str) -> Path:
+    try:
+        return existing(folder, name)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{str(folder)!r} is not a BEIR-layout folder: it has no {name} (nor {name}.gz)") from None
+
+
+def read_beir(folder: str | os.PathLike) -> BeirFolder:
+    """Read ``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv`` and ``labels.tsv`` (if present), each
+    possibly gzipped, with every problem named by file and line (:class:`DataFileError`).
+
+    Qrels and labels must name queries of ``queries.jsonl`` and documents of ``corpus.jsonl``.
+    """
+    import pandas as pd
+
+    path = Path(folder).expanduser()
+    if not path.is_dir():
+        raise FileNotFoundError(f"{str(path)!r} does not exist or is not a folder; a BEIR-layout folder holds corpus.jsonl, "
+                                "queries.jsonl and qrels/test.tsv")
+    corpus_path, queries_path, qrels_path = (_required(path, name)
+                                             for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"))
+    corpus = read_records(corpus_path, ("_id", "text"), _text_fields(("text",), ("title",)))
+    queries = read_records(queries_path, ("_id", "text"), _text_fields(("text",)))
+    columns = ["line", "query_id", "doc_id"]
+    qrels = pd.DataFrame(read_qrels(qrels_path, queries, corpus), columns=[*columns, "relevance"])
+    qrels = qrels.drop(columns="line").astype({"relevance": "int64"})
+    labels = None
+    try:
+        labels_path = existing(path, "labels.tsv")
+    except FileNotFoundError:
+        pass
+    else:
+        labels = pd.DataFrame(read_labels(labels_path, queries, corpus), columns=[*columns, "group"]).drop(columns="line")
+    return BeirFolder(path=path, corpus=corpus, queries=queries, qrels=qrels, labels=labels)

@@ -16,22 +16,15 @@ projected out of every embedding before fitting and projecting.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..math.axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
-from .beir import read_records
+from .beir import TEXT_FIELDS, BeirFolder, check_text_field, read_beir  # noqa: F401  (TEXT_FIELDS: re-exported)
 from .embed import Embedder
 
-if TYPE_CHECKING:
-    import pandas as pd
-
 __all__ = ["FitSet", "PolarityModel", "PolarityError", "default_positive", "negation_anchors", "read_beir"]
-
-#: Which document field(s) of a BEIR corpus to embed.
-TEXT_FIELDS = ("text", "title", "title+text")
 
 #: Labels taken as perspective 1 (the positive pole) when the caller names none, in this order.
 POSITIVE_LABELS = ("p1", "pro", "support", "1", "positive", "yes")
@@ -39,13 +32,6 @@ POSITIVE_LABELS = ("p1", "pro", "support", "1", "positive", "yes")
 
 class PolarityError(ValueError):
     """Polarity cannot be computed for a query (no fit documents, too few for the axes...)."""
-
-
-def check_text_field(text: str) -> str:
-    """``text`` if it names document fields to embed (:data:`TEXT_FIELDS`), else a ValueError."""
-    if text not in TEXT_FIELDS:
-        raise ValueError(f"text must be one of {TEXT_FIELDS}, got {text!r}")
-    return text
 
 
 def default_positive(labels: Sequence) -> Optional[str]:
@@ -87,61 +73,6 @@ class FitSet:
         """
         data = read_beir(folder)
         return cls.from_frame(data.fit_frame(text), positive=positive)
-
-
-@dataclass
-class BeirFolder:
-    """A BEIR-layout folder read into memory: corpus, queries, qrels and (optional) gold labels."""
-
-    path: Path
-    corpus: dict
-    queries: dict
-    qrels: "pd.DataFrame"
-    labels: Optional["pd.DataFrame"]
-
-    def document_text(self, doc_id: str, text: str = "text") -> str:
-        """The ``text`` field(s) of a document (one of :data:`TEXT_FIELDS`); an empty title falls back to the text."""
-        record = self.corpus[doc_id]
-        if text == "title":
-            return record.get("title") or record["text"]
-        if text == "title+text":
-            return f"{record['title']} {record['text']}".strip() if record.get("title") else record["text"]
-        return record["text"]
-
-    def fit_frame(self, text: str = "text") -> "pd.DataFrame":
-        """One row per (query, fit document): ``qid``, ``docno``, ``text``, and ``label`` (the gold
-        group) when the folder has labels; without labels, the judged relevant documents."""
-        import pandas as pd
-
-        check_text_field(text)
-        if self.labels is not None:
-            pairs = self.labels
-        else:
-            pairs = self.qrels[self.qrels["relevance"] > 0].assign(group=None)
-        pairs = pairs[pairs["doc_id"].isin(self.corpus.keys())]
-        frame = pd.DataFrame({"qid": pairs["query_id"].to_numpy(), "docno": pairs["doc_id"].to_numpy(),
-                              "text": [self.document_text(d, text) for d in pairs["doc_id"]],
-                              "label": pairs["group"].to_numpy()})
-        return frame if self.labels is not None else frame.drop(columns="label")
-
-
-def read_beir(folder) -> BeirFolder:
-    """Read ``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv`` and ``labels.tsv`` (if present)."""
-    import pandas as pd
-
-    path = Path(folder).expanduser()
-    missing = [name for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv") if not (path / name).is_file()]
-    if missing:
-        raise FileNotFoundError(f"{str(path)!r} is not a BEIR-layout folder: missing {', '.join(missing)}")
-    corpus = read_records(path / "corpus.jsonl")
-    queries = read_records(path / "queries.jsonl")
-    qrels = pd.read_csv(path / "qrels" / "test.tsv", sep="\t", dtype={"query-id": str, "corpus-id": str})
-    qrels = qrels.rename(columns={"query-id": "query_id", "corpus-id": "doc_id", "score": "relevance"})
-    labels = None
-    if (path / "labels.tsv").is_file():
-        labels = pd.read_csv(path / "labels.tsv", sep="\t", dtype=str).rename(
-            columns={"query-id": "query_id", "corpus-id": "doc_id"})
-    return BeirFolder(path=path, corpus=corpus, queries=queries, qrels=qrels, labels=labels)
 
 
 def negation_anchors(queries: Mapping[str, str]) -> dict:
@@ -250,6 +181,8 @@ class PolaritySource:
     measure then reports the documents as lacking one, or skips them with ``missing='skip'``).
     """
 
+    provides = "scores"
+
     def __init__(self, model: PolarityModel, corpus: Optional[BeirFolder] = None, text: str = "text"):
         self.model = model
         self.corpus = corpus
@@ -275,11 +208,14 @@ class PolaritySource:
 def pca_scheme(argument: str) -> PolaritySource:
     """``pca:DIR[?model=M&components=m&text=title+text&positive=LABEL]``: axes fitted per query on
     the labelled (else judged) documents of the BEIR folder ``DIR``, with the embedding model ``M``."""
-    from . import resource_options
+    from . import SideInfoError, resource_options
 
     folder, options = resource_options(argument, ("model", "components", "text", "positive"), "pca")
     text = check_text_field(options.get("text", "text").replace(" ", "+"))  # '+' arrives as a space
-    data = read_beir(folder)
+    try:
+        data = read_beir(folder)
+    except FileNotFoundError as exc:
+        raise SideInfoError(f"pca:{argument}: {exc}") from None
     fit = FitSet.from_frame(data.fit_frame(text), positive=options.get("positive"))
     model = PolarityModel(fit=fit, embedder=Embedder(options.get("model") or None),
                           components=int(options.get("components", 1)))

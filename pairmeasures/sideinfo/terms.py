@@ -400,14 +400,14 @@ def _fields_option(argument: str, scheme: str) -> tuple[str, str]:
 
 def corpus_scheme(argument: str) -> TextSource:
     """``corpus:DIR[?fields=text|title|title+text]``: document text from a BEIR folder's corpus.jsonl."""
-    from .polarity import check_text_field, read_beir
+    from .beir import check_text_field, read_beir
 
     location, fields = _fields_option(argument, "corpus")
     check_text_field(fields)
-    folder = Path(location).expanduser()
-    if not (folder / "corpus.jsonl").is_file():
-        raise SideInfoError(f"corpus:{argument}: {str(folder)!r} has no corpus.jsonl (BEIR layout)")
-    data = read_beir(folder)
+    try:
+        data = read_beir(location)
+    except FileNotFoundError as exc:
+        raise SideInfoError(f"corpus:{argument}: {exc}") from None
     return TextSource(f"corpus:{argument}", texts={d: data.document_text(d, fields) for d in data.corpus})
 
 
