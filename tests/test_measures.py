@@ -60,6 +60,34 @@ def test_invalid_parameters_fail_where_they_are_written():
         pm.Duo @ "10"
 
 
+@pytest.mark.parametrize("write, message", [
+    (lambda: pm.Duo(step=0), r"Duo: step=0 is out of range; step must be an int in \[1, 10000000\]"),
+    (lambda: pm.Duo @ 0, r"Duo: cutoff=0 is out of range; cutoff must be an int in \[1, 10000000\]"),
+    (lambda: pm.Duo @ -1, r"Duo: cutoff=-1 is out of range"),
+    (lambda: ir_measures.parse_measure("Duo@0"), r"Duo: cutoff=0 is out of range"),
+    (lambda: ir_measures.parse_measure("RaB@100000000"), r"RaB: cutoff=100000000 is out of range"),
+    (lambda: pm.Duo @ True, r"Duo: cutoff=True is out of range"),
+    (lambda: pm.rND(step=-2), r"rND: step=-2 is out of range"),
+    (lambda: pm.rKL(kl_eps=1), r"rKL: kl_eps=1 is out of range; kl_eps must be a number in \[0, 1\)"),
+    (lambda: pm.rKL(kl_eps=-0.1), r"rKL: kl_eps=-0.1 is out of range"),
+    (lambda: pm.AWRF(patience=0), r"AWRF: patience=0 is out of range; patience must be a number in \(0, 1\]"),
+    (lambda: pm.AWRF(patience=1.5), r"AWRF: patience=1.5 is out of range"),
+    (lambda: pm.NFaiRR(tau=-1), r"NFaiRR: tau=-1 is out of range; tau must be a number >= 0"),
+    (lambda: pm.FaiRR(tau=float("nan")), r"FaiRR: tau=nan is out of range"),
+])
+def test_parameter_ranges_fail_where_they_are_written(write, message):
+    with pytest.raises(ValueError, match=message):
+        write()
+
+
+def test_parameters_at_the_ends_of_their_ranges_are_accepted():
+    assert repr(pm.Duo(step=1) @ 1) == "Duo@1"
+    assert repr(pm.rKL(kl_eps=0) @ 10_000_000) == "rKL@10000000"
+    assert repr(pm.AWRF(patience=1)) == "AWRF(patience=1)"
+    assert repr(pm.NFaiRR(tau=0)) == "NFaiRR(tau=0)"
+    assert repr(pm.Duo(rel=-3)) == "Duo(rel=-3)"
+
+
 def test_values_equal_the_math_on_each_query():
     values = per_query(pm.Duo @ 10)
     assert values["q1"] == pytest.approx(duo([0.9, 0.8, -0.7, -0.9, 0.1]))

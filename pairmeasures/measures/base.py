@@ -11,6 +11,7 @@ parameters) plus two methods the provider calls on a whole run at once:
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional
@@ -22,7 +23,10 @@ from .. import sideinfo
 from .ranked import RankedLists, RunInputError
 
 __all__ = ["PairMeasure", "MeasureValues", "SideInput", "DegenerateQueryWarning", "MissingSideInfoWarning",
-           "COMMON_PARAMS"]
+           "COMMON_PARAMS", "RangedParam", "MAX_CUTOFF"]
+
+#: The largest cutoff a measure accepts (some formulas build tables as long as the cutoff).
+MAX_CUTOFF = 10**7
 
 
 class DegenerateQueryWarning(UserWarning):
@@ -38,11 +42,44 @@ class MeasureValues:
     """Per-query results of :meth:`PairMeasure.compute`, aligned with ``RankedLists.query_ids``.
 
     ``degenerate`` marks queries with nothing to measure (their value is the measure's
-    documented default); the provider reports them in one warning per measure and run.
+    documented default); ``causes`` says, per degenerate query, why in a few words (e.g.
+    ``"fewer than 3 documents"``; ``None``: the measure's ``DEGENERATE_REASON``). The provider
+    reports them in one warning per measure and run, counted by cause.
     """
 
     values: np.ndarray
     degenerate: np.ndarray
+    causes: Optional[np.ndarray] = None
+
+
+class RangedParam(measures.ParamInfo):
+    """A numeric parameter with a range: ``low``/``high`` bounds (``None``: unbounded), inclusive
+    unless ``low_open``/``high_open``. Booleans and non-finite numbers are out of every range."""
+
+    def __init__(self, *, low=None, high=None, low_open: bool = False, high_open: bool = False, **info):
+        super().__init__(**info)
+        self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
+
+    def validate(self, value) -> bool:
+        if not super().validate(value):
+            return False
+        return value is measures.base._NOT_PROVIDED or value is None or self.in_range(value)
+
+    def in_range(self, value) -> bool:
+        if isinstance(value, (bool, np.bool_)) or not math.isfinite(value):
+            return False
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return False
+        return self.high is None or (value < self.high if self.high_open else value <= self.high)
+
+    def range_text(self) -> str:
+        """The allowed values in words, e.g. ``an int in [1, 10000000]``."""
+        kinds = self.dtype if isinstance(self.dtype, tuple) else (self.dtype,)
+        kind = "a number" if float in kinds else "an int"
+        if self.high is None:
+            return f"{kind} {'>' if self.low_open else '>='} {self.low}"
+        low = "-inf" if self.low is None else self.low
+        return f"{kind} in {'(' if self.low_open else '['}{low}, {self.high}{')' if self.high_open else ']'}"
 
 
 @dataclass(frozen=True)
@@ -60,7 +97,7 @@ class SideInput:
 
 
 COMMON_PARAMS = {
-    "cutoff": measures.ParamInfo(dtype=int, required=False, desc="ranking cutoff: only the top k documents of the system's ranking are considered"),
+    "cutoff": RangedParam(dtype=int, required=False, low=1, high=MAX_CUTOFF, desc="ranking cutoff: only the top k documents of the system's ranking are considered"),
     "rel": measures.ParamInfo(dtype=int, default=None, desc="relevance threshold: only documents with a qrel >= rel count, in the order the system ranked them (default: every ranked document)"),
     "missing": measures.ParamInfo(dtype=str, choices=("error", "skip"), default="error", desc="a considered document without side information: 'error' (default) or 'skip' it"),
 }
@@ -95,6 +132,9 @@ class PairMeasure(measures.Measure):
                              f"supported: {', '.join(self.SUPPORTED_PARAMS)}")
         for name, value in self.params.items():
             info = self.SUPPORTED_PARAMS[name]
+            if isinstance(info, RangedParam) and measures.ParamInfo.validate(info, value) and not info.validate(value):
+                raise ValueError(f"{self.NAME}: {name}={value!r} is out of range; {name} must be {info.range_text()} "
+                                 f"({info.desc})")
             if not info.validate(value):
                 choices = "" if info.choices is measures.base._NOT_PROVIDED else f" (one of {list(info.choices)})"
                 raise ValueError(f"{self.NAME}: invalid {name}={value!r}; expected {info.desc}{choices}")

@@ -6,7 +6,7 @@ import numpy as np
 from ir_measures import measures
 
 from ..math import DEGENERATE_DUO, duo_lists
-from .base import COMMON_PARAMS, MeasureValues, PairMeasure, SideInput
+from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput
 from .ranked import RankedLists
 
 __all__ = ["Duo"]
@@ -36,7 +36,7 @@ class _Duo(PairMeasure):
     SHORT_DESC = "Indexical bias: how unevenly opinions are spread over the top of a ranking (1 = most biased ordering)."
     SUPPORTED_PARAMS = {
         **COMMON_PARAMS,
-        "step": measures.ParamInfo(dtype=int, default=1, desc="depth step s: prefixes k = s, 2s, ... below the list length are summed"),
+        "step": RangedParam(dtype=int, default=1, low=1, high=MAX_CUTOFF, desc="depth step s: prefixes k = s, 2s, ... below the list length are summed"),
         "signed": measures.ParamInfo(dtype=bool, default=False, desc="signed DUO (Appendix A.2): + when the top leans to the positive pole"),
         "axes": measures.ParamInfo(dtype=str, choices=("max", "mean"), default="max", desc="aggregate over polarity axes: the most biased axis (max) or the mean"),
         "polarity": measures.ParamInfo(dtype=str, default=None, desc="resource giving polarity scores (e.g. 'tsv:FILE') instead of the run's polarity column"),

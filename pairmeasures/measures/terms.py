@@ -28,7 +28,7 @@ from ..math import (
 )
 from ..sideinfo import SideInfoError, resolve
 from ..sideinfo.terms import OVERLAPS, TOKENIZERS, TermCounter, TermStats, parse_targets, term_counter
-from .base import COMMON_PARAMS, MeasureValues, PairMeasure, SideInput
+from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput
 from .ranked import RankedLists
 
 __all__ = ["TermMeasure", "TExFAIR", "TED", "AWRF", "FaiRR", "NFaiRR", "RaB", "ARaB"]
@@ -142,7 +142,7 @@ class _AWRF(TermMeasure):
         "targets": _TARGETS,
         "alignment": measures.ParamInfo(dtype=str, choices=("exposure", "share"), default="exposure", desc="document-group association: 'exposure' (term frequency / length, as TExFAIR) or 'share' (group shares of the document's terms; the targets when it has none)"),
         "weights": measures.ParamInfo(dtype=str, choices=("log", "uniform", "geometric"), default="log", desc="attention per rank: 'log' 1/log2(r+1), 'uniform', 'geometric' patience^(r-1)"),
-        "patience": measures.ParamInfo(dtype=(float, int), default=0.5, desc="the continuation probability of weights='geometric'"),
+        "patience": RangedParam(dtype=(float, int), default=0.5, low=0, low_open=True, high=1, desc="the continuation probability of weights='geometric'"),
         "distance": measures.ParamInfo(dtype=str, choices=("l1", "jsd"), default="l1", desc="'l1': sum of absolute differences; 'jsd': Jensen-Shannon divergence in bits"),
     }
     DEGENERATE_REASON = "no group exposure at all"
@@ -167,7 +167,7 @@ _NEUTRALITY_PARAMS = {
     **_TERM_PARAMS,
     "missing": measures.ParamInfo(dtype=str, choices=("error", "skip", "neutral"), default="neutral", desc="a considered document without text (or without omega): count it as 'neutral', omega = 1 (default, the published intent; the reference code crashes), 'error', or 'skip' it"),
     "targets": measures.ParamInfo(dtype=str, default=None, desc="the balanced share J_G of each group within a document, e.g. 'female=0.5,male=0.5' (default: equal shares)"),
-    "tau": measures.ParamInfo(dtype=(float, int), default=1, desc="a document with at most tau group-term occurrences is neutral (omega = 1)"),
+    "tau": RangedParam(dtype=(float, int), default=1, low=0, desc="a document with at most tau group-term occurrences is neutral (omega = 1)"),
     "omega": measures.ParamInfo(dtype=str, default=None, desc="resource giving precomputed neutrality per document (e.g. 'tsv:FILE' of corpus-id, omega) instead of computing it from text"),
 }
 
