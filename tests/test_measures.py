@@ -236,10 +236,25 @@ def test_query_ids_of_other_types_match_as_text():
     assert values["2"] == 0.5
 
 
-def test_run_inputs_declare_side_columns():
+def test_run_inputs_declare_side_columns(tmp_path):
+    scores = tmp_path / "polarity.tsv"
+    scores.write_text("corpus-id\tpolarity\na\t0.5\n")
     assert set(ir_measures.run_inputs([pm.Duo @ 10, nDCG @ 10])) == {"query_id", "doc_id", "score", "polarity"}
     assert "group" in ir_measures.run_inputs([pm.rKL])
-    assert "polarity" not in ir_measures.run_inputs([pm.Duo(polarity="tsv:some.tsv")])
+    assert "polarity" not in ir_measures.run_inputs([pm.Duo(polarity=f"tsv:{scores}")])
+
+
+def test_resources_are_checked_before_any_run_is_read(tmp_path):
+    class Unreadable:
+        def __iter__(self):
+            raise AssertionError("the run was read")
+
+    missing = tmp_path / "missing.tsv"
+    for call in (lambda: ir_measures.run_inputs([pm.Duo(polarity=f"tsv:{missing}")]),
+                 lambda: ir_measures.evaluator([pm.Duo(polarity=f"tsv:{missing}")], QRELS),
+                 lambda: ir_measures.calc_aggregate([pm.Duo(polarity=f"tsv:{missing}")], QRELS, Unreadable())):
+        with pytest.raises(pm.sideinfo.SideInfoError, match=r"Duo\(polarity='tsv:.*missing\.tsv'\): .*does not exist"):
+            call()
 
 
 def test_polarity_and_groups_from_resources(tmp_path):

@@ -74,3 +74,37 @@ def test_transformer_adding_side_columns_feeds_the_measure(toy):
     pipeline = pt.Transformer.from_df(toy.runs["pro-first"][["qid", "docno", "score", "rank"]]) >> AddPolarity()
     table = experiment([pipeline], toy.topics, toy.qrels, eval_metrics=[pm.Duo @ 5], names=["p"], validate="error")
     assert table["Duo@5"].iloc[0] == pytest.approx(1.0)
+
+
+class CountingRun(pt.Transformer):
+    """Returns a fixed run and counts how often it was asked to."""
+
+    def __init__(self, run):
+        self.run, self.calls = run, 0
+
+    def transform(self, topics):
+        self.calls += 1
+        return self.run[self.run.qid.isin(topics.qid)]
+
+
+@pytest.mark.parametrize("validate", ["error", "warn"])
+def test_a_missing_resource_fails_before_the_pipeline_runs(toy, tmp_path, validate):
+    pipeline = CountingRun(toy.runs["pro-first"])
+    missing = tmp_path / "no-such-groups.tsv"
+    with pytest.raises(pm.sideinfo.SideInfoError, match=r"rND\(group='tsv:.*no-such-groups\.tsv'\)@5: .*does not exist"):
+        pt.Experiment([pipeline], toy.topics, toy.qrels, eval_metrics=[nDCG @ 5, pm.rND(group=f"tsv:{missing}") @ 5],
+                      validate=validate)
+    assert pipeline.calls == 0
+
+
+def test_a_resource_of_the_wrong_kind_fails_before_the_pipeline_runs(toy, tmp_path):
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "title": "", "text": "she said"}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "who"}\n')
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    pipeline = CountingRun(toy.runs["pro-first"])
+    with pytest.raises(pm.RunInputError, match=r"Duo\(polarity='corpus:.*'\)@5: resource .* provides document text, "
+                                               r"but polarity= needs scores"):
+        pt.Experiment([pipeline], toy.topics, toy.qrels, eval_metrics=[pm.Duo(polarity=f"corpus:{tmp_path}") @ 5],
+                      validate="error")
+    assert pipeline.calls == 0

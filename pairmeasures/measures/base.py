@@ -181,11 +181,7 @@ class PairMeasure(measures.Measure):
             raw = lists.column(side.column)
             origin = f"the run's {side.column!r} column"
         else:
-            source = sideinfo.resolve(spec)
-            provides = getattr(source, "provides", side.kind)
-            if provides != side.kind:
-                raise RunInputError(f"{self}: resource {spec!r} provides document {provides}, but {side.param}= needs "
-                                    f"{side.kind} ({side.column}); name a resource of {side.kind}, e.g. a tsv: file")
+            source = self._source(side)
             raw = source.lookup(lists.row_query_ids(), lists.doc_ids, lists.columns)
             origin = f"resource {spec!r}"
         values, present = _convert(raw, side.kind)
@@ -212,6 +208,25 @@ class PairMeasure(measures.Measure):
         if side.kind == "scores":
             _check_scores(values, lists, self, origin)
         return lists.with_columns(**{side.column: values})
+
+    def check_resources(self) -> None:
+        """Resolve every resource this measure names and check its kind, so that a missing file or a
+        resource of the wrong kind fails before any run is produced or read."""
+        for side in self.side_inputs():
+            if self.param(side.param) is not None:
+                self._source(side)
+
+    def _source(self, side: SideInput):
+        spec = self.param(side.param)
+        try:
+            source = sideinfo.resolve(spec)
+        except (sideinfo.SideInfoError, OSError) as exc:  # a resource's own error, e.g. a file that does not exist
+            raise sideinfo.SideInfoError(f"{self}: {exc}") from exc
+        provides = getattr(source, "provides", side.kind)
+        if provides != side.kind:
+            raise RunInputError(f"{self}: resource {spec!r} provides document {provides}, but {side.param}= needs "
+                                f"{side.kind} ({side.column}); name a resource of {side.kind}, e.g. a tsv: file")
+        return source
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         """One value per query of the prepared ``lists``; vectorised across queries."""

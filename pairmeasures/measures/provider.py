@@ -29,8 +29,11 @@ class PairProvider(providers.Provider):
         return isinstance(measure, PairMeasure)
 
     def run_inputs(self, measures: Iterable[PairMeasure]) -> List[str]:
+        """The run columns the measures read; their resources are checked first, because pt.Experiment asks
+        for these columns while validating its pipelines, before running any of them."""
         columns = {"query_id", "doc_id", "score"}
         for measure in measures:
+            measure.check_resources()
             columns.update(measure.run_columns())
         return sorted(columns)
 
@@ -38,7 +41,10 @@ class PairProvider(providers.Provider):
         return ["query_id", "doc_id", "relevance"]
 
     def _evaluator(self, measures, qrels) -> "PairEvaluator":
-        return PairEvaluator(list(measures), qrels)
+        measures = list(measures)
+        for measure in measures:
+            measure.check_resources()
+        return PairEvaluator(measures, qrels)
 
 
 class PairEvaluator(providers.Evaluator):
