@@ -18,12 +18,13 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 from ir_measures import measures
+from ir_measures.measures.base import MeanAgg
 
 from .. import sideinfo
 from .ranked import RankedLists, RunInputError
 
 __all__ = ["PairMeasure", "MeasureValues", "SideInput", "DegenerateQueryWarning", "MissingSideInfoWarning",
-           "COMMON_PARAMS", "RangedParam", "MAX_CUTOFF"]
+           "COMMON_PARAMS", "RangedParam", "MAX_CUTOFF", "MeasureOutputError", "degenerate_causes"]
 
 #: The largest cutoff a measure accepts (some formulas build tables as long as the cutoff).
 MAX_CUTOFF = 10**7
@@ -31,6 +32,10 @@ MAX_CUTOFF = 10**7
 
 class DegenerateQueryWarning(UserWarning):
     """Some queries had nothing to measure and got the measure's documented default value."""
+
+
+class MeasureOutputError(RuntimeError):
+    """A measure's :meth:`PairMeasure.evaluate` returned something other than one value per query."""
 
 
 class MissingSideInfoWarning(UserWarning):
@@ -50,6 +55,23 @@ class MeasureValues:
     values: np.ndarray
     degenerate: np.ndarray
     causes: Optional[np.ndarray] = None
+
+
+def degenerate_causes(degenerate: np.ndarray, choices: list[tuple[np.ndarray, str]], otherwise: str) -> np.ndarray:
+    """Per query, the cause of the first ``(condition, cause)`` pair that holds, else ``otherwise``; ``None``
+    for queries that are not degenerate. For :attr:`MeasureValues.causes`."""
+    causes = np.select([condition for condition, _ in choices], [cause for _, cause in choices], otherwise)
+    causes = causes.astype(object)
+    causes[~np.asarray(degenerate, dtype=bool)] = None
+    return causes
+
+
+class NonDegenerateMean(MeanAgg):
+    """The mean over measured queries: NaN values (degenerate queries under ``degenerate='exclude'``) are left out."""
+
+    def add(self, value):
+        if not math.isnan(value):
+            super().add(value)
 
 
 class RangedParam(measures.ParamInfo):
@@ -100,6 +122,7 @@ COMMON_PARAMS = {
     "cutoff": RangedParam(dtype=int, required=False, low=1, high=MAX_CUTOFF, desc="ranking cutoff: only the top k documents of the system's ranking are considered"),
     "rel": measures.ParamInfo(dtype=int, default=None, desc="relevance threshold: only documents with a qrel >= rel count, in the order the system ranked them (default: every ranked document)"),
     "missing": measures.ParamInfo(dtype=str, choices=("error", "skip"), default="error", desc="a considered document without side information: 'error' (default) or 'skip' it"),
+    "degenerate": measures.ParamInfo(dtype=str, choices=("default", "exclude"), default="default", desc="a query with nothing to measure: 'default' gives it the measure's documented value, counted in the mean; 'exclude' gives it NaN and leaves it out of the mean"),
 }
 
 
@@ -116,7 +139,19 @@ class PairMeasure(measures.Measure):
 
     @property
     def DEFAULT(self) -> float:  # type: ignore[override]  # ir_measures reads it as an attribute
-        return self.DEGENERATE
+        return math.nan if self.excludes_degenerate() else self.DEGENERATE
+
+    def excludes_degenerate(self) -> bool:
+        """Whether queries with nothing to measure are left out of the mean (``degenerate='exclude'``)."""
+        return "degenerate" in self.SUPPORTED_PARAMS and self.param("degenerate") == "exclude"
+
+    def aggregator(self):
+        """The mean over all queries; over the measured ones under ``degenerate='exclude'``."""
+        return NonDegenerateMean() if self.excludes_degenerate() else super().aggregator()
+
+    def needs_relevance(self) -> bool:
+        """Whether the provider must attach qrels to the ranked lists (``rel`` is set)."""
+        return "rel" in self.SUPPORTED_PARAMS and self.param("rel") is not None
 
     def __call__(self, **params) -> "PairMeasure":
         """A copy with other parameters, checked at once so a typo fails where it is written."""
@@ -130,6 +165,9 @@ class PairMeasure(measures.Measure):
         if unknown:
             raise ValueError(f"{self.NAME} has no parameter {', '.join(map(repr, unknown))}; "
                              f"supported: {', '.join(self.SUPPORTED_PARAMS)}")
+        missing = [name for name, info in self.SUPPORTED_PARAMS.items() if info.required and name not in self.params]
+        if missing:
+            raise ValueError(f"{self.NAME} needs {missing[0]}= ({self.SUPPORTED_PARAMS[missing[0]].desc})")
         for name, value in self.params.items():
             info = self.SUPPORTED_PARAMS[name]
             if isinstance(info, RangedParam) and measures.ParamInfo.validate(info, value) and not info.validate(value):
@@ -138,6 +176,10 @@ class PairMeasure(measures.Measure):
             if not info.validate(value):
                 choices = "" if info.choices is measures.base._NOT_PROVIDED else f" (one of {list(info.choices)})"
                 raise ValueError(f"{self.NAME}: invalid {name}={value!r}; expected {info.desc}{choices}")
+
+    def validate_params(self) -> None:
+        """What ir_measures' providers call before evaluating: :meth:`check_params` (a ValueError, not an assert)."""
+        self.check_params()
 
     def param(self, name: str):
         """The value of a parameter, its default when not given, ``None`` when it has neither."""

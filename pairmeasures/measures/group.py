@@ -6,7 +6,7 @@ import numpy as np
 from ir_measures import measures
 
 from ..math import DEGENERATE_GROUP_FAIRNESS, group_fairness_lists
-from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput
+from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
 
 __all__ = ["rND", "rKL", "rRD", "GroupFairnessMeasure", "label_key"]
@@ -55,7 +55,13 @@ class GroupFairnessMeasure(PairMeasure):
             wanted = np.flatnonzero(uniques == label_key(protected))
             mask = codes == wanted[0] if wanted.size else np.zeros(codes.size, dtype=bool)
             result = self._run(mask, lists.offsets)
-            return MeasureValues(values=result.value, degenerate=result.degenerate)
+            protected_count = np.bincount(lists.row_query[mask], minlength=n_queries) if mask.any() else np.zeros(n_queries)
+            causes = degenerate_causes(result.degenerate, [
+                (lists.lengths == 0, "no documents"),
+                (protected_count == 0, f"no document of the protected group {protected!r}"),
+                (protected_count == lists.lengths, f"only documents of the protected group {protected!r}"),
+            ], "every ranking scores the same")
+            return MeasureValues(values=result.value, degenerate=result.degenerate, causes=causes)
 
         # Every group present in a query against the rest of that query's list; report the worst.
         n_groups = max(len(uniques), 1)
@@ -70,7 +76,10 @@ class GroupFairnessMeasure(PairMeasure):
         np.maximum.at(values, pair_query, np.where(result.degenerate, -np.inf, result.value))
         degenerate = ~np.isfinite(values)
         values[degenerate] = self.DEGENERATE
-        return MeasureValues(values=values, degenerate=degenerate)
+        groups = np.bincount(pair_query, minlength=n_queries)
+        causes = degenerate_causes(degenerate, [(groups == 0, "no documents"), (groups == 1, "one group only")],
+                                   "every ranking scores the same")
+        return MeasureValues(values=values, degenerate=degenerate, causes=causes)
 
     def _run(self, mask: np.ndarray, offsets: np.ndarray):
         return group_fairness_lists(mask, offsets, self.FAMILY, step=self.param("step"),

@@ -28,7 +28,7 @@ from ..math import (
 )
 from ..sideinfo import SideInfoError, resolve
 from ..sideinfo.terms import OVERLAPS, TOKENIZERS, TermCounter, TermStats, parse_targets, term_counter
-from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput
+from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
 
 __all__ = ["TermMeasure", "TExFAIR", "TED", "AWRF", "FaiRR", "NFaiRR", "RaB", "ARaB"]
@@ -93,8 +93,11 @@ class _TED(TermMeasure):
         return texfair_lists(stats.group_counts(), stats.lengths, self.targets(), lists.offsets, self.param("rbdf"))
 
     def compute(self, lists: RankedLists) -> MeasureValues:
-        result = self._results(lists)[0]
-        return MeasureValues(values=result.value, degenerate=result.degenerate)
+        return self._values(lists, self._results(lists)[0])
+
+    def _values(self, lists: RankedLists, result) -> MeasureValues:
+        causes = degenerate_causes(result.degenerate, [(lists.lengths == 0, "no documents")], "no group terms")
+        return MeasureValues(values=result.value, degenerate=result.degenerate, causes=causes)
 
 
 class _TExFAIR(_TED):
@@ -116,8 +119,7 @@ class _TExFAIR(_TED):
         return max_ted(self.targets())
 
     def compute(self, lists: RankedLists) -> MeasureValues:
-        result = self._results(lists)[1]
-        return MeasureValues(values=result.value, degenerate=result.degenerate)
+        return self._values(lists, self._results(lists)[1])
 
 
 class _AWRF(TermMeasure):
@@ -160,7 +162,8 @@ class _AWRF(TermMeasure):
                 alignment = np.where(total > 0, counts / total, targets)
         result = awrf_lists(alignment, targets, lists.offsets, self.param("weights"), self.param("distance"),
                             float(self.param("patience")))
-        return MeasureValues(values=result.value, degenerate=result.degenerate)
+        causes = degenerate_causes(result.degenerate, [(lists.lengths == 0, "no documents")], "no group exposure")
+        return MeasureValues(values=result.value, degenerate=result.degenerate, causes=causes)
 
 
 _NEUTRALITY_PARAMS = {
@@ -246,7 +249,9 @@ class _NFaiRR(_FaiRR):
             full = self.prepare(lists, cutoff=False) if k is not None else ranking
             background, background_offsets = self.omega(full), full.offsets
         result = nfairr_lists(omega, ranking.offsets, background, background_offsets, k)
-        return MeasureValues(values=result.value, degenerate=result.degenerate)
+        causes = degenerate_causes(result.degenerate, [(np.diff(background_offsets) == 0, "no background documents")],
+                                   "IFaiRR <= 0 (no background document has a positive neutrality)")
+        return MeasureValues(values=result.value, degenerate=result.degenerate, causes=causes)
 
     def depth(self) -> Optional[int]:
         return None if self.param("background") == "run" else self.param("cutoff")
@@ -333,7 +338,8 @@ class _RankBias(TermMeasure):
         else:
             values = chosen[:, 2] if component == first else chosen[:, 1]
         degenerate = lists.lengths == 0
-        return MeasureValues(values=np.where(degenerate, self.DEGENERATE, values), degenerate=degenerate)
+        return MeasureValues(values=np.where(degenerate, self.DEGENERATE, values), degenerate=degenerate,
+                             causes=degenerate_causes(degenerate, [(degenerate, "no documents")], "no documents"))
 
 
 class _RaB(_RankBias):
