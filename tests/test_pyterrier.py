@@ -108,3 +108,42 @@ def test_a_resource_of_the_wrong_kind_fails_before_the_pipeline_runs(toy, tmp_pa
         pt.Experiment([pipeline], toy.topics, toy.qrels, eval_metrics=[pm.Duo(polarity=f"corpus:{tmp_path}") @ 5],
                       validate="error")
     assert pipeline.calls == 0
+
+
+def test_experiment_excludes_degenerate_queries_and_counts_the_measured_ones():
+    import functools
+
+    from scipy import stats
+
+    topics = pd.DataFrame({"qid": ["q1", "q2", "q3", "q4"], "query": ["a", "b", "c", "d"]})
+    qrels = pd.DataFrame({"qid": ["q1"] * 3 + ["q2"] * 3 + ["q3"] * 3 + ["q4"], "docno": list("abcdefghij"),
+                          "label": [1] * 10})
+    polarity = dict(zip("abcdefghij", [1.0, -1.0, 0.5, 0.9, 0.1, -0.8, -0.2, 0.7, 0.3, 0.0]))
+
+    def run(order):
+        rows = [(q, d, float(len(docs) - i)) for q, docs in order.items() for i, d in enumerate(docs)]
+        frame = pd.DataFrame(rows, columns=["qid", "docno", "score"])
+        return frame.assign(polarity=frame.docno.map(polarity))
+
+    # q4 has one judged document: nothing to measure in either system.
+    first = run({"q1": "abc", "q2": "def", "q3": "ghi", "q4": "j"})
+    second = run({"q1": "cab", "q2": "fde", "q3": "igh", "q4": "j"})
+    duo_excluded = pm.Duo(rel=1, degenerate="exclude") @ 5
+    measured = pm.Measured(of=duo_excluded)
+    metrics = [duo_excluded, measured, pm.Duo(rel=1) @ 5]
+    table = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
+                       perquery=True)
+    values = table.pivot_table(index=["name", "qid"], columns="measure", values="value", dropna=False)
+    assert values[str(duo_excluded)].isna().sum() == 2  # q4 in both systems
+    assert values.loc[("first", "q4"), str(measured)] == 0
+    means = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
+                       baseline=0).set_index("name")
+    measured_first = values.loc["first", str(duo_excluded)].dropna()
+    assert means.loc["first", str(duo_excluded)] == pytest.approx(measured_first.mean())
+    assert means.loc["first", str(duo_excluded)] != pytest.approx(means.loc["first", "Duo(rel=1)@5"])
+    assert means.loc["first", str(measured)] == 3
+    assert np.isnan(means.loc["second", f"{duo_excluded} p-value"])  # scipy's default: NaN in, NaN out
+    omit = functools.partial(stats.ttest_rel, nan_policy="omit")
+    tested = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
+                        baseline=0, test=omit).set_index("name")
+    assert np.isfinite(tested.loc["second", f"{duo_excluded} p-value"])

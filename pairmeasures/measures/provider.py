@@ -6,6 +6,7 @@ and lets each measure compute all queries at once; no Python loop runs per query
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Iterable, Iterator, List
 
@@ -44,6 +45,7 @@ class PairProvider(providers.Provider):
         measures = list(measures)
         for measure in measures:
             measure.check_resources()
+        _pyterrier_uses_aggregators()
         return PairEvaluator(measures, qrels)
 
 
@@ -139,6 +141,44 @@ def _warn_degenerate(measure: PairMeasure, query_ids: np.ndarray, result: Measur
         DegenerateQueryWarning,
         stacklevel=3,
     )
+
+
+def _pyterrier_uses_aggregators() -> None:
+    """Make pt.Experiment's means use our measures' aggregators, as ``ir_measures.calc_aggregate`` does.
+
+    PyTerrier 1.1 averages the per-query values itself (``_mean_of_measures``) instead of asking
+    ``measure.aggregator()``, which would count ``degenerate='exclude'`` NaNs and average ``Measured`` counts.
+    Installed once, when PyTerrier is loaded and one of our evaluators is built; other measures keep PyTerrier's mean.
+    """
+    rendering = sys.modules.get("pyterrier._evaluation._rendering")
+    plain_mean = getattr(rendering, "_mean_of_measures", None)
+    if plain_mean is None or getattr(plain_mean, "pairmeasures", False):
+        return
+
+    def mean_of_measures(result, measures=None, num_q=None):
+        means = plain_mean(result, measures, num_q)
+        for name in means:
+            measure = _pair_measure(name)
+            if measure is not None and num_q is None:
+                aggregator = measure.aggregator()
+                for row in result.values():
+                    aggregator.add(row[name])
+                means[name] = aggregator.result()
+        return means
+
+    mean_of_measures.pairmeasures = True
+    rendering._mean_of_measures = mean_of_measures
+
+
+def _pair_measure(name: str):
+    """The pairmeasures measure a result column is named after, else ``None``."""
+    import ir_measures
+
+    try:
+        measure = ir_measures.parse_measure(name)
+    except (ValueError, NameError, TypeError, SyntaxError):
+        return None
+    return measure if isinstance(measure, PairMeasure) else None
 
 
 provider = PairProvider()
