@@ -60,6 +60,34 @@ def test_invalid_parameters_fail_where_they_are_written():
         pm.Duo @ "10"
 
 
+@pytest.mark.parametrize("write, message", [
+    (lambda: pm.Duo(step=0), r"Duo: step=0 is out of range; step must be an int in \[1, 10000000\]"),
+    (lambda: pm.Duo @ 0, r"Duo: cutoff=0 is out of range; cutoff must be an int in \[1, 10000000\]"),
+    (lambda: pm.Duo @ -1, r"Duo: cutoff=-1 is out of range"),
+    (lambda: ir_measures.parse_measure("Duo@0"), r"Duo: cutoff=0 is out of range"),
+    (lambda: ir_measures.parse_measure("RaB@100000000"), r"RaB: cutoff=100000000 is out of range"),
+    (lambda: pm.Duo @ True, r"Duo: cutoff=True is out of range"),
+    (lambda: pm.rND(step=-2), r"rND: step=-2 is out of range"),
+    (lambda: pm.rKL(kl_eps=1), r"rKL: kl_eps=1 is out of range; kl_eps must be a number in \[0, 1\)"),
+    (lambda: pm.rKL(kl_eps=-0.1), r"rKL: kl_eps=-0.1 is out of range"),
+    (lambda: pm.AWRF(patience=0), r"AWRF: patience=0 is out of range; patience must be a number in \(0, 1\]"),
+    (lambda: pm.AWRF(patience=1.5), r"AWRF: patience=1.5 is out of range"),
+    (lambda: pm.NFaiRR(tau=-1), r"NFaiRR: tau=-1 is out of range; tau must be a number >= 0"),
+    (lambda: pm.FaiRR(tau=float("nan")), r"FaiRR: tau=nan is out of range"),
+])
+def test_parameter_ranges_fail_where_they_are_written(write, message):
+    with pytest.raises(ValueError, match=message):
+        write()
+
+
+def test_parameters_at_the_ends_of_their_ranges_are_accepted():
+    assert repr(pm.Duo(step=1) @ 1) == "Duo@1"
+    assert repr(pm.rKL(kl_eps=0) @ 10_000_000) == "rKL@10000000"
+    assert repr(pm.AWRF(patience=1)) == "AWRF(patience=1)"
+    assert repr(pm.NFaiRR(tau=0)) == "NFaiRR(tau=0)"
+    assert repr(pm.Duo(rel=-3)) == "Duo(rel=-3)"
+
+
 def test_values_equal_the_math_on_each_query():
     values = per_query(pm.Duo @ 10)
     assert values["q1"] == pytest.approx(duo([0.9, 0.8, -0.7, -0.9, 0.1]))
@@ -152,7 +180,8 @@ def test_signed_duo_measure():
 
 
 def test_degenerate_queries_are_reported_once_per_measure():
-    with pytest.warns(pm.DegenerateQueryWarning, match=r"Duo@10: 1 of 3 queries .* given 0\.5; e\.g\. 'q3'") as record:
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"Duo@10: 1 of 3 queries had nothing to measure and got 0\.5\. "
+                                                       r"1: no documents \(e\.g\. 'q3'\)\. Pass degenerate='exclude'") as record:
         ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, RUN)
     assert len([w for w in record if issubclass(w.category, pm.DegenerateQueryWarning)]) == 1
 
@@ -208,10 +237,25 @@ def test_query_ids_of_other_types_match_as_text():
     assert values["2"] == 0.5
 
 
-def test_run_inputs_declare_side_columns():
+def test_run_inputs_declare_side_columns(tmp_path):
+    scores = tmp_path / "polarity.tsv"
+    scores.write_text("corpus-id\tpolarity\na\t0.5\n")
     assert set(ir_measures.run_inputs([pm.Duo @ 10, nDCG @ 10])) == {"query_id", "doc_id", "score", "polarity"}
     assert "group" in ir_measures.run_inputs([pm.rKL])
-    assert "polarity" not in ir_measures.run_inputs([pm.Duo(polarity="tsv:some.tsv")])
+    assert "polarity" not in ir_measures.run_inputs([pm.Duo(polarity=f"tsv:{scores}")])
+
+
+def test_resources_are_checked_before_any_run_is_read(tmp_path):
+    class Unreadable:
+        def __iter__(self):
+            raise AssertionError("the run was read")
+
+    missing = tmp_path / "missing.tsv"
+    for call in (lambda: ir_measures.run_inputs([pm.Duo(polarity=f"tsv:{missing}")]),
+                 lambda: ir_measures.evaluator([pm.Duo(polarity=f"tsv:{missing}")], QRELS),
+                 lambda: ir_measures.calc_aggregate([pm.Duo(polarity=f"tsv:{missing}")], QRELS, Unreadable())):
+        with pytest.raises(pm.sideinfo.SideInfoError, match=r"Duo\(polarity='tsv:.*missing\.tsv'\): .*does not exist"):
+            call()
 
 
 def test_polarity_and_groups_from_resources(tmp_path):
@@ -343,3 +387,83 @@ def test_conversion_errors_name_measure_query_document_and_origin():
     nested = RUN.assign(polarity=pd.Series([[[0.1]]] * 10, dtype=object))
     with pytest.raises(pm.RunInputError, match=r"document 'a' of query 'q1' has \[\[0.1\]\]"):
         ir_measures.calc_aggregate([pm.Duo], QRELS, nested)
+
+
+NO_DOCUMENTS = "1: no documents (e.g. 'q3')"  # q3 is judged but not in RUN
+
+
+@pytest.mark.parametrize("measure, run, causes", [
+    (pm.Duo(rel=1) @ 10, RUN, ["1: fewer than 3 documents (e.g. 'q2')", NO_DOCUMENTS]),
+    (pm.Duo @ 10, RUN.assign(polarity=np.where(RUN.query_id == "q2", 0.3, RUN.polarity)), ["1: all polarities equal (e.g. 'q2')", NO_DOCUMENTS]),
+    (pm.Duo(step=4) @ 10, RUN, ["1: no depth k = 4, 8, ... below the list length (e.g. 'q2')", NO_DOCUMENTS]),
+    (pm.rND @ 10, RUN.assign(group=np.where(RUN.query_id == "q1", "x", RUN.group)), ["1: one group only (e.g. 'q1')", NO_DOCUMENTS]),
+    (pm.rND(protected="z") @ 10, RUN, ["2: no document of the protected group 'z' (e.g. 'q1', 'q2')", NO_DOCUMENTS]),
+])
+def test_degenerate_warning_counts_the_causes_that_occurred(measure, run, causes):
+    with pytest.warns(pm.DegenerateQueryWarning) as record:
+        ir_measures.calc_aggregate([measure], QRELS, run)
+    message = str(next(w.message for w in record if issubclass(w.category, pm.DegenerateQueryWarning)))
+    for cause in causes:
+        assert cause in message
+    assert message.count(": ") == len(causes) + 1  # the measure's prefix, then one entry per cause
+
+
+def test_degenerate_queries_can_be_excluded_and_counted():
+    excluded = pm.Duo(rel=1, degenerate="exclude") @ 10
+    counted = ir_measures.parse_measure("Measured(of=\"Duo(rel=1,degenerate='exclude')@10\")")
+    assert counted == pm.Measured(of=excluded)
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"2 of 3 queries had nothing to measure and got NaN, left out "
+                                                       r"of the mean.*Measured\(of="):
+        values = {(str(m.measure), m.query_id): m.value
+                  for m in ir_measures.iter_calc([excluded, counted, pm.Duo(rel=1) @ 10], QRELS, RUN)}
+    q1 = values[("Duo(rel=1)@10", "q1")]
+    assert np.isnan(values[(str(excluded), "q2")]) and np.isnan(values[(str(excluded), "q3")])
+    assert [values[(str(counted), q)] for q in ("q1", "q2", "q3")] == [1.0, 0.0, 0.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
+        means = ir_measures.calc_aggregate([excluded, counted, pm.Duo(rel=1) @ 10], QRELS, RUN)
+    assert means[excluded] == pytest.approx(q1)  # the mean over the one measured query
+    assert means[counted] == 1
+    assert means[pm.Duo(rel=1) @ 10] == pytest.approx((q1 + 0.5 + 0.5) / 3)  # the documented default is unchanged
+
+
+def test_measured_needs_a_pairmeasures_measure():
+    with pytest.raises(ValueError, match="Measured needs of="):
+        ir_measures.calc_aggregate([pm.Measured], QRELS, RUN)
+    with pytest.raises(ValueError, match="of='nDCG@10' is not a pairmeasures measure"):
+        pm.Measured(of="nDCG@10")
+    with pytest.raises(ValueError, match="Duo: cutoff=0 is out of range"):
+        pm.Measured(of="Duo@0")
+
+
+class _Faulty(pm.PairMeasure):
+    """A plugin-like measure returning whatever the test sets in ``OUTPUT``."""
+
+    __name__ = "Faulty"
+    NAME = __name__
+    SUPPORTED_PARAMS = dict(pm.measures.COMMON_PARAMS)
+    OUTPUT = None
+
+    def compute(self, lists):
+        return type(self).OUTPUT(lists.query_ids.size)
+
+
+@pytest.mark.parametrize("output, message", [
+    (lambda n: pm.MeasureValues(values=np.zeros(n - 1), degenerate=np.zeros(n - 1, bool)), r"values has shape \(2,\) for 3 queries"),
+    (lambda n: pm.MeasureValues(values=np.full(n, np.nan), degenerate=np.zeros(n, bool)), r"value nan for query 'q1' \(3 of 3 not finite\)"),
+    (lambda n: pm.MeasureValues(values=np.full(n, np.nan), degenerate=np.ones(n, bool)), r"value nan for query 'q1'"),
+    (lambda n: pm.MeasureValues(values=np.zeros(n), degenerate=np.zeros(n)), r"degenerate must be booleans"),
+    (lambda n: pm.MeasureValues(values=np.zeros(n), degenerate=np.zeros(n, bool), causes=np.array(["x"])), r"causes has shape"),
+    (lambda n: np.zeros(n), r"evaluate returned a ndarray, not a pm\.MeasureValues"),
+])
+def test_the_provider_checks_every_measures_output(output, message):
+    _Faulty.OUTPUT = staticmethod(output)
+    with pytest.raises(pm.MeasureOutputError, match=rf"Faulty \(from {__name__}\): {message}"):
+        ir_measures.calc_aggregate([_Faulty()], QRELS, RUN)
+
+
+def test_a_measure_may_give_nan_to_degenerate_queries_it_excludes():
+    _Faulty.OUTPUT = staticmethod(lambda n: pm.MeasureValues(values=np.array([1.0, np.nan, 3.0]),
+                                                             degenerate=np.array([False, True, False])))
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"1: nothing to measure \(e\.g\. 'q2'\)"):
+        assert ir_measures.calc_aggregate([_Faulty(degenerate="exclude")], QRELS, RUN)[_Faulty(degenerate="exclude")] == 2.0

@@ -74,3 +74,76 @@ def test_transformer_adding_side_columns_feeds_the_measure(toy):
     pipeline = pt.Transformer.from_df(toy.runs["pro-first"][["qid", "docno", "score", "rank"]]) >> AddPolarity()
     table = experiment([pipeline], toy.topics, toy.qrels, eval_metrics=[pm.Duo @ 5], names=["p"], validate="error")
     assert table["Duo@5"].iloc[0] == pytest.approx(1.0)
+
+
+class CountingRun(pt.Transformer):
+    """Returns a fixed run and counts how often it was asked to."""
+
+    def __init__(self, run):
+        self.run, self.calls = run, 0
+
+    def transform(self, topics):
+        self.calls += 1
+        return self.run[self.run.qid.isin(topics.qid)]
+
+
+@pytest.mark.parametrize("validate", ["error", "warn"])
+def test_a_missing_resource_fails_before_the_pipeline_runs(toy, tmp_path, validate):
+    pipeline = CountingRun(toy.runs["pro-first"])
+    missing = tmp_path / "no-such-groups.tsv"
+    with pytest.raises(pm.sideinfo.SideInfoError, match=r"rND\(group='tsv:.*no-such-groups\.tsv'\)@5: .*does not exist"):
+        pt.Experiment([pipeline], toy.topics, toy.qrels, eval_metrics=[nDCG @ 5, pm.rND(group=f"tsv:{missing}") @ 5],
+                      validate=validate)
+    assert pipeline.calls == 0
+
+
+def test_a_resource_of_the_wrong_kind_fails_before_the_pipeline_runs(toy, tmp_path):
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "title": "", "text": "she said"}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "who"}\n')
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    pipeline = CountingRun(toy.runs["pro-first"])
+    with pytest.raises(pm.RunInputError, match=r"Duo\(polarity='corpus:.*'\)@5: resource .* provides document text, "
+                                               r"but polarity= needs scores"):
+        pt.Experiment([pipeline], toy.topics, toy.qrels, eval_metrics=[pm.Duo(polarity=f"corpus:{tmp_path}") @ 5],
+                      validate="error")
+    assert pipeline.calls == 0
+
+
+def test_experiment_excludes_degenerate_queries_and_counts_the_measured_ones():
+    import functools
+
+    from scipy import stats
+
+    topics = pd.DataFrame({"qid": ["q1", "q2", "q3", "q4"], "query": ["a", "b", "c", "d"]})
+    qrels = pd.DataFrame({"qid": ["q1"] * 3 + ["q2"] * 3 + ["q3"] * 3 + ["q4"], "docno": list("abcdefghij"),
+                          "label": [1] * 10})
+    polarity = dict(zip("abcdefghij", [1.0, -1.0, 0.5, 0.9, 0.1, -0.8, -0.2, 0.7, 0.3, 0.0]))
+
+    def run(order):
+        rows = [(q, d, float(len(docs) - i)) for q, docs in order.items() for i, d in enumerate(docs)]
+        frame = pd.DataFrame(rows, columns=["qid", "docno", "score"])
+        return frame.assign(polarity=frame.docno.map(polarity))
+
+    # q4 has one judged document: nothing to measure in either system.
+    first = run({"q1": "abc", "q2": "def", "q3": "ghi", "q4": "j"})
+    second = run({"q1": "cab", "q2": "fde", "q3": "igh", "q4": "j"})
+    duo_excluded = pm.Duo(rel=1, degenerate="exclude") @ 5
+    measured = pm.Measured(of=duo_excluded)
+    metrics = [duo_excluded, measured, pm.Duo(rel=1) @ 5]
+    table = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
+                       perquery=True)
+    values = table.pivot_table(index=["name", "qid"], columns="measure", values="value", dropna=False)
+    assert values[str(duo_excluded)].isna().sum() == 2  # q4 in both systems
+    assert values.loc[("first", "q4"), str(measured)] == 0
+    means = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
+                       baseline=0).set_index("name")
+    measured_first = values.loc["first", str(duo_excluded)].dropna()
+    assert means.loc["first", str(duo_excluded)] == pytest.approx(measured_first.mean())
+    assert means.loc["first", str(duo_excluded)] != pytest.approx(means.loc["first", "Duo(rel=1)@5"])
+    assert means.loc["first", str(measured)] == 3
+    assert np.isnan(means.loc["second", f"{duo_excluded} p-value"])  # scipy's default: NaN in, NaN out
+    omit = functools.partial(stats.ttest_rel, nan_policy="omit")
+    tested = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
+                        baseline=0, test=omit).set_index("name")
+    assert np.isfinite(tested.loc["second", f"{duo_excluded} p-value"])

@@ -165,7 +165,7 @@ def test_nfairr_background_is_everything_the_run_retrieved():
 
 def test_nfairr_zero_ideal_warns_and_gives_zero():
     run = run_from({"q": [("a", "she she"), ("b", "he he")], "r": [("c", "neutral")]})
-    with pytest.warns(pm.DegenerateQueryWarning, match=r"NFaiRR@2: 1 of 2 queries .*IFaiRR <= 0.*given 0\.0"):
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"NFaiRR@2: 1 of 2 queries .*got 0\.0\. 1: IFaiRR <= 0 .*\(e\.g\. 'q'\)"):
         values = {m.query_id: m.value for m in ir_measures.iter_calc([pm.NFaiRR @ 2], qrels_for(["q", "r"]), run)}
     assert values == {"q": 0.0, "r": 1.0}
 

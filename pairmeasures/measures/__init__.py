@@ -1,14 +1,16 @@
 """Layer 3: ir_measures measures and the one provider that evaluates them on whole runs."""
 
-from .base import COMMON_PARAMS, DegenerateQueryWarning, MeasureValues, MissingSideInfoWarning, PairMeasure, SideInput
+from .base import (COMMON_PARAMS, DegenerateQueryWarning, MeasureOutputError, MeasureValues, MissingSideInfoWarning,
+                   PairMeasure, RangedParam, SideInput)
 from .duo import Duo
 from .group import GroupFairnessMeasure, rKL, rND, rRD
+from .measured import Measured
 from .provider import PairEvaluator, PairProvider, provider
 from .ranked import RankedLists, RunInputError
 from .terms import AWRF, TED, ARaB, FaiRR, NFaiRR, RaB, TermMeasure, TExFAIR
 
 #: The measures this package ships; registered through the built-in plugin like any other.
-BUILTIN_MEASURES = (Duo, rND, rKL, rRD, TExFAIR, TED, AWRF, FaiRR, NFaiRR, RaB, ARaB)
+BUILTIN_MEASURES = (Duo, rND, rKL, rRD, TExFAIR, TED, AWRF, FaiRR, NFaiRR, RaB, ARaB, Measured)
 
 __all__ = [
     "ARaB",
@@ -18,6 +20,8 @@ __all__ = [
     "DegenerateQueryWarning",
     "Duo",
     "FaiRR",
+    "MeasureOutputError",
+    "Measured",
     "MissingSideInfoWarning",
     "NFaiRR",
     "GroupFairnessMeasure",
@@ -26,6 +30,7 @@ __all__ = [
     "PairMeasure",
     "PairProvider",
     "RaB",
+    "RangedParam",
     "RankedLists",
     "RunInputError",
     "SideInput",

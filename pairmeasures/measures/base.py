@@ -11,22 +11,31 @@ parameters) plus two methods the provider calls on a whole run at once:
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional
 
 import numpy as np
 from ir_measures import measures
+from ir_measures.measures.base import MeanAgg
 
 from .. import sideinfo
 from .ranked import RankedLists, RunInputError
 
 __all__ = ["PairMeasure", "MeasureValues", "SideInput", "DegenerateQueryWarning", "MissingSideInfoWarning",
-           "COMMON_PARAMS"]
+           "COMMON_PARAMS", "RangedParam", "MAX_CUTOFF", "MeasureOutputError", "degenerate_causes"]
+
+#: The largest cutoff a measure accepts (some formulas build tables as long as the cutoff).
+MAX_CUTOFF = 10**7
 
 
 class DegenerateQueryWarning(UserWarning):
     """Some queries had nothing to measure and got the measure's documented default value."""
+
+
+class MeasureOutputError(RuntimeError):
+    """A measure's :meth:`PairMeasure.evaluate` returned something other than one value per query."""
 
 
 class MissingSideInfoWarning(UserWarning):
@@ -38,11 +47,61 @@ class MeasureValues:
     """Per-query results of :meth:`PairMeasure.compute`, aligned with ``RankedLists.query_ids``.
 
     ``degenerate`` marks queries with nothing to measure (their value is the measure's
-    documented default); the provider reports them in one warning per measure and run.
+    documented default); ``causes`` says, per degenerate query, why in a few words (e.g.
+    ``"fewer than 3 documents"``; ``None``: the measure's ``DEGENERATE_REASON``). The provider
+    reports them in one warning per measure and run, counted by cause.
     """
 
     values: np.ndarray
     degenerate: np.ndarray
+    causes: Optional[np.ndarray] = None
+
+
+def degenerate_causes(degenerate: np.ndarray, choices: list[tuple[np.ndarray, str]], otherwise: str) -> np.ndarray:
+    """Per query, the cause of the first ``(condition, cause)`` pair that holds, else ``otherwise``; ``None``
+    for queries that are not degenerate. For :attr:`MeasureValues.causes`."""
+    causes = np.select([condition for condition, _ in choices], [cause for _, cause in choices], otherwise)
+    causes = causes.astype(object)
+    causes[~np.asarray(degenerate, dtype=bool)] = None
+    return causes
+
+
+class NonDegenerateMean(MeanAgg):
+    """The mean over measured queries: NaN values (degenerate queries under ``degenerate='exclude'``) are left out."""
+
+    def add(self, value):
+        if not math.isnan(value):
+            super().add(value)
+
+
+class RangedParam(measures.ParamInfo):
+    """A numeric parameter with a range: ``low``/``high`` bounds (``None``: unbounded), inclusive
+    unless ``low_open``/``high_open``. Booleans and non-finite numbers are out of every range."""
+
+    def __init__(self, *, low=None, high=None, low_open: bool = False, high_open: bool = False, **info):
+        super().__init__(**info)
+        self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
+
+    def validate(self, value) -> bool:
+        if not super().validate(value):
+            return False
+        return value is measures.base._NOT_PROVIDED or value is None or self.in_range(value)
+
+    def in_range(self, value) -> bool:
+        if isinstance(value, (bool, np.bool_)) or not math.isfinite(value):
+            return False
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return False
+        return self.high is None or (value < self.high if self.high_open else value <= self.high)
+
+    def range_text(self) -> str:
+        """The allowed values in words, e.g. ``an int in [1, 10000000]``."""
+        kinds = self.dtype if isinstance(self.dtype, tuple) else (self.dtype,)
+        kind = "a number" if float in kinds else "an int"
+        if self.high is None:
+            return f"{kind} {'>' if self.low_open else '>='} {self.low}"
+        low = "-inf" if self.low is None else self.low
+        return f"{kind} in {'(' if self.low_open else '['}{low}, {self.high}{')' if self.high_open else ']'}"
 
 
 @dataclass(frozen=True)
@@ -67,9 +126,10 @@ _RESOURCES_OF = {
 }
 
 COMMON_PARAMS = {
-    "cutoff": measures.ParamInfo(dtype=int, required=False, desc="ranking cutoff: only the top k documents of the system's ranking are considered"),
+    "cutoff": RangedParam(dtype=int, required=False, low=1, high=MAX_CUTOFF, desc="ranking cutoff: only the top k documents of the system's ranking are considered"),
     "rel": measures.ParamInfo(dtype=int, default=None, desc="relevance threshold: only documents with a qrel >= rel count, in the order the system ranked them (default: every ranked document)"),
     "missing": measures.ParamInfo(dtype=str, choices=("error", "skip"), default="error", desc="a considered document without side information: 'error' (default) or 'skip' it"),
+    "degenerate": measures.ParamInfo(dtype=str, choices=("default", "exclude"), default="default", desc="a query with nothing to measure: 'default' gives it the measure's documented value, counted in the mean; 'exclude' gives it NaN and leaves it out of the mean"),
 }
 
 
@@ -86,7 +146,19 @@ class PairMeasure(measures.Measure):
 
     @property
     def DEFAULT(self) -> float:  # type: ignore[override]  # ir_measures reads it as an attribute
-        return self.DEGENERATE
+        return math.nan if self.excludes_degenerate() else self.DEGENERATE
+
+    def excludes_degenerate(self) -> bool:
+        """Whether queries with nothing to measure are left out of the mean (``degenerate='exclude'``)."""
+        return "degenerate" in self.SUPPORTED_PARAMS and self.param("degenerate") == "exclude"
+
+    def aggregator(self):
+        """The mean over all queries; over the measured ones under ``degenerate='exclude'``."""
+        return NonDegenerateMean() if self.excludes_degenerate() else super().aggregator()
+
+    def needs_relevance(self) -> bool:
+        """Whether the provider must attach qrels to the ranked lists (``rel`` is set)."""
+        return "rel" in self.SUPPORTED_PARAMS and self.param("rel") is not None
 
     def __call__(self, **params) -> "PairMeasure":
         """A copy with other parameters, checked at once so a typo fails where it is written."""
@@ -100,11 +172,21 @@ class PairMeasure(measures.Measure):
         if unknown:
             raise ValueError(f"{self.NAME} has no parameter {', '.join(map(repr, unknown))}; "
                              f"supported: {', '.join(self.SUPPORTED_PARAMS)}")
+        missing = [name for name, info in self.SUPPORTED_PARAMS.items() if info.required and name not in self.params]
+        if missing:
+            raise ValueError(f"{self.NAME} needs {missing[0]}= ({self.SUPPORTED_PARAMS[missing[0]].desc})")
         for name, value in self.params.items():
             info = self.SUPPORTED_PARAMS[name]
+            if isinstance(info, RangedParam) and measures.ParamInfo.validate(info, value) and not info.validate(value):
+                raise ValueError(f"{self.NAME}: {name}={value!r} is out of range; {name} must be {info.range_text()} "
+                                 f"({info.desc})")
             if not info.validate(value):
                 choices = "" if info.choices is measures.base._NOT_PROVIDED else f" (one of {list(info.choices)})"
                 raise ValueError(f"{self.NAME}: invalid {name}={value!r}; expected {info.desc}{choices}")
+
+    def validate_params(self) -> None:
+        """What ir_measures' providers call before evaluating: :meth:`check_params` (a ValueError, not an assert)."""
+        self.check_params()
 
     def param(self, name: str):
         """The value of a parameter, its default when not given, ``None`` when it has neither."""
@@ -148,13 +230,7 @@ class PairMeasure(measures.Measure):
             raw = lists.column(side.column)
             origin = f"the run's {side.column!r} column"
         else:
-            source = sideinfo.resolve(spec)
-            provides = getattr(source, "provides", side.kind)
-            if provides != side.kind and not (provides == "scores" and side.kind == "labels"):
-                reason = getattr(source, "kind_reason", "")
-                raise RunInputError(f"{self}: resource {spec!r} provides document {provides}, but {side.param}= needs "
-                                    f"{side.kind} ({side.column})" + (f" ({reason})" if reason else "")
-                                    + f"; name {_RESOURCES_OF[side.kind]} instead")
+            source = self._source(side)
             raw = source.lookup(lists.row_query_ids(), lists.doc_ids, lists.columns)
             origin = f"resource {spec!r}"
         values, present = _convert(raw, side, lists, self, origin)
@@ -181,6 +257,30 @@ class PairMeasure(measures.Measure):
         if side.kind == "scores":
             _check_scores(values, lists, self, origin)
         return lists.with_columns(**{side.column: values})
+
+    def check_resources(self) -> None:
+        """Resolve every resource this measure names and check its kind, so that a missing file or a
+        resource of the wrong kind fails before any run is produced or read."""
+        for side in self.side_inputs():
+            if self.param(side.param) is not None:
+                self._source(side)
+
+    def _source(self, side: SideInput):
+        spec = self.param(side.param)
+        try:
+            source = sideinfo.resolve(spec)
+        except sideinfo.SideInfoError as exc:  # a resource's own error, e.g. a damaged line: keep its type
+            exc.args = (f"{self}: {exc}",)
+            raise
+        except OSError as exc:  # e.g. a file that does not exist
+            raise sideinfo.SideInfoError(f"{self}: {exc}") from exc
+        provides = getattr(source, "provides", side.kind)
+        if provides != side.kind and not (provides == "scores" and side.kind == "labels"):
+            reason = getattr(source, "kind_reason", "")
+            raise RunInputError(f"{self}: resource {spec!r} provides document {provides}, but {side.param}= needs "
+                                f"{side.kind} ({side.column})" + (f" ({reason})" if reason else "")
+                                + f"; name {_RESOURCES_OF[side.kind]} instead")
+        return source
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         """One value per query of the prepared ``lists``; vectorised across queries."""

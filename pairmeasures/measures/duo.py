@@ -6,7 +6,7 @@ import numpy as np
 from ir_measures import measures
 
 from ..math import DEGENERATE_DUO, duo_lists
-from .base import COMMON_PARAMS, MeasureValues, PairMeasure, SideInput
+from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
 
 __all__ = ["Duo"]
@@ -36,7 +36,7 @@ class _Duo(PairMeasure):
     SHORT_DESC = "Indexical bias: how unevenly opinions are spread over the top of a ranking (1 = most biased ordering)."
     SUPPORTED_PARAMS = {
         **COMMON_PARAMS,
-        "step": measures.ParamInfo(dtype=int, default=1, desc="depth step s: prefixes k = s, 2s, ... below the list length are summed"),
+        "step": RangedParam(dtype=int, default=1, low=1, high=MAX_CUTOFF, desc="depth step s: prefixes k = s, 2s, ... below the list length are summed"),
         "signed": measures.ParamInfo(dtype=bool, default=False, desc="signed DUO (Appendix A.2): + when the top leans to the positive pole"),
         "axes": measures.ParamInfo(dtype=str, choices=("max", "mean"), default="max", desc="aggregate over polarity axes: the most biased axis (max) or the mean"),
         "polarity": measures.ParamInfo(dtype=str, default=None, desc="resource giving polarity scores (e.g. 'tsv:FILE') instead of the run's polarity column"),
@@ -57,7 +57,25 @@ class _Duo(PairMeasure):
             else:
                 values = values.mean(axis=1)
             degenerate = degenerate.all(axis=1)
-        return MeasureValues(values=values, degenerate=degenerate)
+        return MeasureValues(values=values, degenerate=degenerate, causes=self._causes(lists, scores, degenerate))
+
+    def _causes(self, lists: RankedLists, scores: np.ndarray, degenerate: np.ndarray) -> np.ndarray:
+        lengths = lists.lengths
+        spread = np.zeros((lengths.size,) + scores.shape[1:])
+        if scores.shape[0]:
+            highest = np.full_like(spread, -np.inf)
+            lowest = np.full_like(spread, np.inf)
+            np.maximum.at(highest, lists.row_query, scores)
+            np.minimum.at(lowest, lists.row_query, scores)
+            spread = np.where(lengths.reshape((-1,) + (1,) * (scores.ndim - 1)) > 0, highest - lowest, 0.0)
+        equal = spread == 0 if spread.ndim == 1 else (spread == 0).all(axis=1)
+        step = self.param("step")
+        return degenerate_causes(degenerate, [
+            (lengths == 0, "no documents"),
+            (lengths < 3, "fewer than 3 documents"),
+            (lengths <= step, f"no depth k = {step}, {2 * step}, ... below the list length"),
+            (equal, "all polarities equal"),
+        ], "every ordering scores the same")
 
 
 Duo = _Duo()

@@ -6,7 +6,7 @@ import numpy as np
 from ir_measures import measures
 
 from ..math import DEGENERATE_GROUP_FAIRNESS, group_fairness_lists
-from .base import COMMON_PARAMS, MeasureValues, PairMeasure, SideInput
+from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
 
 __all__ = ["rND", "rKL", "rRD", "GroupFairnessMeasure", "label_key"]
@@ -23,7 +23,7 @@ def label_key(value) -> str:
 
 _GROUP_PARAMS = {
     **COMMON_PARAMS,
-    "step": measures.ParamInfo(dtype=int, default=1, desc="prefixes i = s, 2s, ... up to the list length are summed"),
+    "step": RangedParam(dtype=int, default=1, low=1, high=MAX_CUTOFF, desc="prefixes i = s, 2s, ... up to the list length are summed"),
     "normalization": measures.ParamInfo(dtype=str, choices=("minmax", "max"), default="minmax", desc="'minmax': (raw - min) / (max - min) over all rankings (the paper); 'max': raw / max (the reference code)"),
     "protected": measures.ParamInfo(dtype=(str, int), default=None, desc="the protected group's label; default: every group in turn against the rest, reporting the worst"),
     "group": measures.ParamInfo(dtype=str, default=None, desc="resource giving group labels (e.g. 'beir:DIR') instead of the run's group column"),
@@ -55,7 +55,13 @@ class GroupFairnessMeasure(PairMeasure):
             wanted = np.flatnonzero(uniques == label_key(protected))
             mask = codes == wanted[0] if wanted.size else np.zeros(codes.size, dtype=bool)
             result = self._run(mask, lists.offsets)
-            return MeasureValues(values=result.value, degenerate=result.degenerate)
+            protected_count = np.bincount(lists.row_query[mask], minlength=n_queries) if mask.any() else np.zeros(n_queries)
+            causes = degenerate_causes(result.degenerate, [
+                (lists.lengths == 0, "no documents"),
+                (protected_count == 0, f"no document of the protected group {protected!r}"),
+                (protected_count == lists.lengths, f"only documents of the protected group {protected!r}"),
+            ], "every ranking scores the same")
+            return MeasureValues(values=result.value, degenerate=result.degenerate, causes=causes)
 
         # Every group present in a query against the rest of that query's list; report the worst.
         n_groups = max(len(uniques), 1)
@@ -70,7 +76,10 @@ class GroupFairnessMeasure(PairMeasure):
         np.maximum.at(values, pair_query, np.where(result.degenerate, -np.inf, result.value))
         degenerate = ~np.isfinite(values)
         values[degenerate] = self.DEGENERATE
-        return MeasureValues(values=values, degenerate=degenerate)
+        groups = np.bincount(pair_query, minlength=n_queries)
+        causes = degenerate_causes(degenerate, [(groups == 0, "no documents"), (groups == 1, "one group only")],
+                                   "every ranking scores the same")
+        return MeasureValues(values=values, degenerate=degenerate, causes=causes)
 
     def _run(self, mask: np.ndarray, offsets: np.ndarray):
         return group_fairness_lists(mask, offsets, self.FAMILY, step=self.param("step"),
@@ -115,7 +124,7 @@ class _rKL(GroupFairnessMeasure):
     SHORT_DESC = "Group fairness: discounted KL divergence of each prefix's group shares from the whole list's (0 = fairest)."
     SUPPORTED_PARAMS = {
         **_GROUP_PARAMS,
-        "kl_eps": measures.ParamInfo(dtype=(float, int), default=0.0, desc="0: 0 log 0 = 0 (default); 0.001: the reference code's substitution for shares of 0 or 1"),
+        "kl_eps": RangedParam(dtype=(float, int), default=0.0, low=0, high=1, high_open=True, desc="0: 0 log 0 = 0 (default); 0.001: the reference code's substitution for shares of 0 or 1"),
     }
 
     def math_options(self) -> dict:

@@ -6,6 +6,7 @@ and lets each measure compute all queries at once; no Python loop runs per query
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Iterable, Iterator, List
 
@@ -13,7 +14,7 @@ import numpy as np
 from ir_measures import Metric, providers
 from ir_measures.util import QrelsConverter, RunConverter
 
-from .base import DegenerateQueryWarning, PairMeasure
+from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure
 from .ranked import QrelsLookup, build_ranked_lists
 
 __all__ = ["PairProvider", "PairEvaluator", "provider"]
@@ -29,8 +30,11 @@ class PairProvider(providers.Provider):
         return isinstance(measure, PairMeasure)
 
     def run_inputs(self, measures: Iterable[PairMeasure]) -> List[str]:
+        """The run columns the measures read; their resources are checked first, because pt.Experiment asks
+        for these columns while validating its pipelines, before running any of them."""
         columns = {"query_id", "doc_id", "score"}
         for measure in measures:
+            measure.check_resources()
             columns.update(measure.run_columns())
         return sorted(columns)
 
@@ -38,7 +42,11 @@ class PairProvider(providers.Provider):
         return ["query_id", "doc_id", "relevance"]
 
     def _evaluator(self, measures, qrels) -> "PairEvaluator":
-        return PairEvaluator(list(measures), qrels)
+        measures = list(measures)
+        for measure in measures:
+            measure.check_resources()
+        _pyterrier_uses_aggregators()
+        return PairEvaluator(measures, qrels)
 
 
 class PairEvaluator(providers.Evaluator):
@@ -67,26 +75,110 @@ class PairEvaluator(providers.Evaluator):
         columns = {c for m in self.measures for c in m.run_columns()}
         columns |= {c for m in self.measures for c in m.optional_run_columns() if c in frame.columns}
         columns = sorted(columns)
-        needs_relevance = any(m.param("rel") is not None for m in self.measures)
+        needs_relevance = any(m.needs_relevance() for m in self.measures)
         lists = build_ranked_lists(frame, self.query_ids, depth, columns,
                                    self._relevance() if needs_relevance else None)
         for measure in self.measures:
-            result = measure.evaluate(lists)
+            result = _checked(measure, measure.evaluate(lists), lists.query_ids)
+            values = result.values
             if result.degenerate.any():
-                _warn_degenerate(measure, lists.query_ids, result.degenerate)
-            for query_id, value in zip(lists.query_ids, result.values.tolist()):
+                _warn_degenerate(measure, lists.query_ids, result)
+                if measure.excludes_degenerate():
+                    values = np.where(result.degenerate, np.nan, values)
+            for query_id, value in zip(lists.query_ids, values.tolist()):
                 yield Metric(query_id=query_id, measure=measure, value=value)
 
 
-def _warn_degenerate(measure: PairMeasure, query_ids: np.ndarray, degenerate: np.ndarray) -> None:
-    examples = ", ".join(repr(q) for q in query_ids[degenerate][:3])
-    count = int(degenerate.sum())
+def _checked(measure: PairMeasure, result, query_ids: np.ndarray) -> MeasureValues:
+    """``result`` as float values and boolean flags, one per query, all values finite (except degenerate queries
+    the measure excludes); a :class:`MeasureOutputError` naming the measure and its module otherwise."""
+    where = f"{measure} (from {type(measure).__module__})"
+    if not isinstance(result, MeasureValues):
+        raise MeasureOutputError(f"{where}: evaluate returned a {type(result).__name__}, not a pm.MeasureValues")
+    n = query_ids.size
+    try:
+        values = np.asarray(result.values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise MeasureOutputError(f"{where}: its values are not numbers ({np.asarray(result.values).dtype})") from None
+    degenerate = np.asarray(result.degenerate)
+    causes = None if result.causes is None else np.asarray(result.causes, dtype=object)
+    for name, array in (("values", values), ("degenerate", degenerate), ("causes", causes)):
+        if array is not None and array.shape != (n,):
+            raise MeasureOutputError(f"{where}: {name} has shape {array.shape} for {n} queries; a measure returns "
+                                     "exactly one per query, aligned with lists.query_ids")
+    if degenerate.dtype != bool:
+        raise MeasureOutputError(f"{where}: degenerate must be booleans, not {degenerate.dtype}")
+    bad = ~np.isfinite(values) & ~(degenerate & measure.excludes_degenerate())
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise MeasureOutputError(f"{where}: value {values[row]} for query {query_ids[row]!r} ({int(bad.sum())} of {n} "
+                                 "not finite); a query with nothing to measure must be flagged degenerate and get "
+                                 "the measure's DEGENERATE value")
+    return MeasureValues(values=values, degenerate=degenerate, causes=causes)
+
+
+def _warn_degenerate(measure: PairMeasure, query_ids: np.ndarray, result: MeasureValues) -> None:
+    """One warning per measure and run: how many queries had nothing to measure, counted by cause, with examples."""
+    degenerate = result.degenerate
+    causes = result.causes[degenerate] if result.causes is not None else np.full(int(degenerate.sum()), None)
+    causes = np.array([measure.DEGENERATE_REASON if c is None else str(c) for c in causes], dtype=object)
+    degenerate_ids = query_ids[degenerate]
+    kinds, counts = np.unique(causes.astype(str), return_counts=True)
+    parts = []
+    for index in np.argsort(-counts, kind="stable"):
+        examples = ", ".join(repr(q) for q in degenerate_ids[causes == kinds[index]][:3])
+        parts.append(f"{counts[index]}: {kinds[index]} (e.g. {examples})")
+    if measure.excludes_degenerate():
+        outcome = "got NaN, left out of the mean"
+        advice = (f"Measured(of={str(measure)!r}) counts the measured queries; for a pt.Experiment baseline test pass "
+                  "test=functools.partial(scipy.stats.ttest_rel, nan_policy='omit')")
+    else:
+        outcome = f"got {measure.DEGENERATE}"
+        advice = "Pass degenerate='exclude' to leave them out of the mean" if "degenerate" in measure.SUPPORTED_PARAMS else ""
     warnings.warn(
-        f"{measure}: {count} of {degenerate.size} queries had nothing to measure "
-        f"({measure.DEGENERATE_REASON}) and were given {measure.DEGENERATE}; e.g. {examples}",
+        f"{measure}: {degenerate_ids.size} of {degenerate.size} queries had nothing to measure and {outcome}. "
+        + "; ".join(parts) + (f". {advice}." if advice else "."),
         DegenerateQueryWarning,
         stacklevel=3,
     )
+
+
+def _pyterrier_uses_aggregators() -> None:
+    """Make pt.Experiment's means use our measures' aggregators, as ``ir_measures.calc_aggregate`` does.
+
+    PyTerrier 1.1 averages the per-query values itself (``_mean_of_measures``) instead of asking
+    ``measure.aggregator()``, which would count ``degenerate='exclude'`` NaNs and average ``Measured`` counts.
+    Installed once, when PyTerrier is loaded and one of our evaluators is built; other measures keep PyTerrier's mean.
+    """
+    rendering = sys.modules.get("pyterrier._evaluation._rendering")
+    plain_mean = getattr(rendering, "_mean_of_measures", None)
+    if plain_mean is None or getattr(plain_mean, "pairmeasures", False):
+        return
+
+    def mean_of_measures(result, measures=None, num_q=None):
+        means = plain_mean(result, measures, num_q)
+        for name in means:
+            measure = _pair_measure(name)
+            if measure is not None and num_q is None:
+                aggregator = measure.aggregator()
+                for row in result.values():
+                    aggregator.add(row[name])
+                means[name] = aggregator.result()
+        return means
+
+    mean_of_measures.pairmeasures = True
+    rendering._mean_of_measures = mean_of_measures
+
+
+def _pair_measure(name: str):
+    """The pairmeasures measure a result column is named after, else ``None``."""
+    import ir_measures
+
+    try:
+        measure = ir_measures.parse_measure(name)
+    except (ValueError, NameError, TypeError, SyntaxError):
+        return None
+    return measure if isinstance(measure, PairMeasure) else None
 
 
 provider = PairProvider()

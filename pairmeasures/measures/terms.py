@@ -29,7 +29,7 @@ from ..math import (
 from ..sideinfo import SideInfoError, resolve, resource_key
 from ..sideinfo.memo import Memo
 from ..sideinfo.terms import OVERLAPS, TOKENIZERS, TermCounter, TermStats, parse_targets, term_counter
-from .base import COMMON_PARAMS, MeasureValues, PairMeasure, SideInput
+from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
 
 __all__ = ["TermMeasure", "TExFAIR", "TED", "AWRF", "FaiRR", "NFaiRR", "RaB", "ARaB"]
@@ -94,8 +94,11 @@ class _TED(TermMeasure):
         return texfair_lists(stats.group_counts(), stats.lengths, self.targets(), lists.offsets, self.param("rbdf"))
 
     def compute(self, lists: RankedLists) -> MeasureValues:
-        result = self._results(lists)[0]
-        return MeasureValues(values=result.value, degenerate=result.degenerate)
+        return self._values(lists, self._results(lists)[0])
+
+    def _values(self, lists: RankedLists, result) -> MeasureValues:
+        causes = degenerate_causes(result.degenerate, [(lists.lengths == 0, "no documents")], "no group terms")
+        return MeasureValues(values=result.value, degenerate=result.degenerate, causes=causes)
 
 
 class _TExFAIR(_TED):
@@ -117,8 +120,7 @@ class _TExFAIR(_TED):
         return max_ted(self.targets())
 
     def compute(self, lists: RankedLists) -> MeasureValues:
-        result = self._results(lists)[1]
-        return MeasureValues(values=result.value, degenerate=result.degenerate)
+        return self._values(lists, self._results(lists)[1])
 
 
 class _AWRF(TermMeasure):
@@ -143,7 +145,7 @@ class _AWRF(TermMeasure):
         "targets": _TARGETS,
         "alignment": measures.ParamInfo(dtype=str, choices=("exposure", "share"), default="exposure", desc="document-group association: 'exposure' (term frequency / length, as TExFAIR) or 'share' (group shares of the document's terms; the targets when it has none)"),
         "weights": measures.ParamInfo(dtype=str, choices=("log", "uniform", "geometric"), default="log", desc="attention per rank: 'log' 1/log2(r+1), 'uniform', 'geometric' patience^(r-1)"),
-        "patience": measures.ParamInfo(dtype=(float, int), default=0.5, desc="the continuation probability of weights='geometric'"),
+        "patience": RangedParam(dtype=(float, int), default=0.5, low=0, low_open=True, high=1, desc="the continuation probability of weights='geometric'"),
         "distance": measures.ParamInfo(dtype=str, choices=("l1", "jsd"), default="l1", desc="'l1': sum of absolute differences; 'jsd': Jensen-Shannon divergence in bits"),
     }
     DEGENERATE_REASON = "no group exposure at all"
@@ -161,14 +163,15 @@ class _AWRF(TermMeasure):
                 alignment = np.where(total > 0, counts / total, targets)
         result = awrf_lists(alignment, targets, lists.offsets, self.param("weights"), self.param("distance"),
                             float(self.param("patience")))
-        return MeasureValues(values=result.value, degenerate=result.degenerate)
+        causes = degenerate_causes(result.degenerate, [(lists.lengths == 0, "no documents")], "no group exposure")
+        return MeasureValues(values=result.value, degenerate=result.degenerate, causes=causes)
 
 
 _NEUTRALITY_PARAMS = {
     **_TERM_PARAMS,
     "missing": measures.ParamInfo(dtype=str, choices=("error", "skip", "neutral"), default="neutral", desc="a considered document without text (or without omega): count it as 'neutral', omega = 1 (default, the published intent; the reference code crashes), 'error', or 'skip' it"),
     "targets": measures.ParamInfo(dtype=str, default=None, desc="the balanced share J_G of each group within a document, e.g. 'female=0.5,male=0.5' (default: equal shares)"),
-    "tau": measures.ParamInfo(dtype=(float, int), default=1, desc="a document with at most tau group-term occurrences is neutral (omega = 1)"),
+    "tau": RangedParam(dtype=(float, int), default=1, low=0, desc="a document with at most tau group-term occurrences is neutral (omega = 1)"),
     "omega": measures.ParamInfo(dtype=str, default=None, desc="resource giving precomputed neutrality per document (e.g. 'tsv:FILE' of corpus-id, omega) instead of computing it from text"),
 }
 
@@ -247,7 +250,9 @@ class _NFaiRR(_FaiRR):
             full = self.prepare(lists, cutoff=False) if k is not None else ranking
             background, background_offsets = self.omega(full), full.offsets
         result = nfairr_lists(omega, ranking.offsets, background, background_offsets, k)
-        return MeasureValues(values=result.value, degenerate=result.degenerate)
+        causes = degenerate_causes(result.degenerate, [(np.diff(background_offsets) == 0, "no background documents")],
+                                   "IFaiRR <= 0 (no background document has a positive neutrality)")
+        return MeasureValues(values=result.value, degenerate=result.degenerate, causes=causes)
 
     def depth(self) -> Optional[int]:
         return None if self.param("background") == "run" else self.param("cutoff")
@@ -335,7 +340,8 @@ class _RankBias(TermMeasure):
         else:
             values = chosen[:, 2] if component == first else chosen[:, 1]
         degenerate = lists.lengths == 0
-        return MeasureValues(values=np.where(degenerate, self.DEGENERATE, values), degenerate=degenerate)
+        return MeasureValues(values=np.where(degenerate, self.DEGENERATE, values), degenerate=degenerate,
+                             causes=degenerate_causes(degenerate, [(degenerate, "no documents")], "no documents"))
 
 
 class _RaB(_RankBias):

@@ -1,0 +1,84 @@
+"""The ``Measured`` measure: how many queries another measure actually measured (not degenerate)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+from ir_measures import measures
+from ir_measures.measures.base import SumAgg
+
+from .base import MeasureValues, PairMeasure, SideInput
+from .ranked import RankedLists
+
+__all__ = ["Measured"]
+
+
+class _Measured(PairMeasure):
+    """Per query 1 when the measure ``of`` had something to measure, 0 when the query was degenerate (or
+    had no results); the aggregate is the sum, the number of measured queries. Put it next to the
+    measure in the same ``pt.Experiment`` or ``calc_aggregate`` call: ``Measured(of=Duo(rel=4)@10)``."""
+
+    __name__ = "Measured"
+    NAME = __name__
+    PRETTY_NAME = "Measured queries"
+    SHORT_DESC = "How many queries a pairmeasures measure had something to measure for (sum over queries)."
+    SUPPORTED_PARAMS = {
+        "of": measures.ParamInfo(dtype=str, required=True, desc="the pairmeasures measure whose measured queries are counted, e.g. of='Duo(rel=4)@10'"),
+    }
+    DEGENERATE = 0.0
+    DEGENERATE_REASON = "no results"
+
+    def __call__(self, **params) -> "PairMeasure":
+        if isinstance(params.get("of"), measures.Measure):
+            params["of"] = str(params["of"])
+        return super().__call__(**params)
+
+    def check_params(self) -> None:
+        super().check_params()
+        self.counted()
+
+    def counted(self) -> PairMeasure:
+        """The measure whose queries are counted."""
+        import ir_measures
+
+        try:
+            measure = ir_measures.parse_measure(self.param("of"))
+        except (ValueError, NameError, SyntaxError) as exc:
+            raise ValueError(f"{self.NAME}: of={self.param('of')!r} is not a measure ({exc})") from None
+        if not isinstance(measure, PairMeasure) or isinstance(measure, _Measured):
+            raise ValueError(f"{self.NAME}: of={self.param('of')!r} is not a pairmeasures measure; Measured counts "
+                             "the queries a pairmeasures measure (Duo, rND, ...) had something to measure for")
+        return measure
+
+    def aggregator(self):
+        return SumAgg()
+
+    def excludes_degenerate(self) -> bool:
+        return False
+
+    def needs_relevance(self) -> bool:
+        return self.counted().needs_relevance()
+
+    def side_inputs(self) -> tuple[SideInput, ...]:
+        return self.counted().side_inputs()
+
+    def check_resources(self) -> None:
+        self.counted().check_resources()
+
+    def run_columns(self) -> list[str]:
+        return self.counted().run_columns()
+
+    def optional_run_columns(self) -> list[str]:
+        return self.counted().optional_run_columns()
+
+    def depth(self) -> Optional[int]:
+        return self.counted().depth()
+
+    def evaluate(self, lists: RankedLists) -> MeasureValues:
+        result = self.counted().evaluate(lists)
+        degenerate = np.asarray(result.degenerate, dtype=bool)
+        return MeasureValues(values=(~degenerate).astype(np.float64), degenerate=np.zeros(degenerate.size, dtype=bool))
+
+
+Measured = _Measured()
