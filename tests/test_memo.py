@@ -46,6 +46,10 @@ def test_an_edited_tsv_file_gives_the_new_values_in_the_same_process(tmp_path):
 
 
 def test_an_edited_beir_folder_gives_the_new_labels(tmp_path):
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "text": d}) + "\n" for d in "abcd"))
+    (tmp_path / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "q"}) + "\n")
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q1\t{d}\t1\n" for d in "abcd"))
     (tmp_path / "labels.tsv").write_text("query-id\tcorpus-id\tgroup\nq1\ta\tp\nq1\tb\tq\nq1\tc\tq\nq1\td\tq\n")
     measure = pm.rND(group=f"beir:{tmp_path}", protected="p") @ 4
     first = value(measure)
