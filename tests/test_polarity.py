@@ -103,6 +103,13 @@ def test_queries_that_cannot_be_fitted(embedder):
     assert np.isnan(scores[0]) and np.isfinite(scores[1]) and list(skipping.skipped) == ["q9"]
 
 
+def test_a_fit_set_without_variance_is_an_error_naming_the_query(embedder):
+    fit = FitSet(texts={"q1": ["Cars pollute the air."] * 4}, labels={"q1": ["pro", "pro", "con", "con"]},
+                 positive="pro")
+    with pytest.raises(PolarityError, match="query 'q1': the fit documents do not vary"):
+        PolarityModel(fit=fit, embedder=embedder).score(["q1"], ["Cars are useful."])
+
+
 def test_distractor_direction_is_removed(embedder):
     distractors = {"legal": ["The court ruled on the statute.", "Lawyers filed a motion under the act."],
                    "casual": ["We had a great time at the beach.", "My friends and I watched a movie."]}

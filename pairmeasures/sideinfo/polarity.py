@@ -212,11 +212,14 @@ class PolarityModel:
             raise PolarityError(f"query {qid!r} has {vectors.shape[0]} fit document(s); {self.components} axis(es) "
                                 f"need at least {self.components + 1}")
         anchor = self.anchors.get(qid) if self.anchors is not None else None
-        if anchor is not None:
-            first, second = self._embed(list(anchor))
-            return anchored_axis(vectors, first - second, within=self.anchor_within)
-        positive = self.fit.positive if self.fit is not None else None
-        return fit_axes(vectors, self.components, labels=labels, positive=positive)
+        try:
+            if anchor is not None:
+                first, second = self._embed(list(anchor))
+                return anchored_axis(vectors, first - second, within=self.anchor_within)
+            positive = self.fit.positive if self.fit is not None else None
+            return fit_axes(vectors, self.components, labels=labels, positive=positive)
+        except ValueError as exc:
+            raise PolarityError(f"query {qid!r}: {exc}") from exc
 
     def score(self, qids: Sequence[str], texts: Sequence[str], errors: str = "raise") -> np.ndarray:
         """Polarity of each (query, document text) pair: shape ``(n,)``, or ``(n, components)``.
