@@ -278,3 +278,54 @@ def test_tsv_resources_with_several_axes_or_bad_columns(tmp_path):
     mixed.write_text("corpus-id\tx\tlabel\na\t0.1\tpro\n")
     with pytest.raises(pm.sideinfo.SideInfoError, match="several value columns must all be numeric"):
         ir_measures.calc_aggregate([pm.Duo(polarity=f"tsv:{mixed}")], QRELS, bare)
+
+
+def test_float_ids_are_an_error_that_says_to_read_ids_as_text():
+    qrels = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["10", "11"], "relevance": [1, 1]})
+    run = frame([(1.0, "10", 2.0, 1.0, "x"), (1.0, "12", 1.0, -1.0, "y"), (2.0, "11", 1.0, 0.5, "x")])
+    with pytest.raises(pm.RunInputError, match=r"Duo@10: the query_id column of the run holds floats \(e\.g\. 1\.0.*dtype"):
+        ir_measures.calc_aggregate([pm.Duo @ 10], qrels, run)
+    float_docs = run.assign(query_id=["1", "1", "2"], doc_id=[10.0, 12.0, 11.0])
+    with pytest.raises(pm.RunInputError, match="doc_id column of the run holds floats .e.g. 10.0"):
+        ir_measures.calc_aggregate([pm.Duo @ 10], qrels, float_docs)
+    float_qrels = qrels.assign(query_id=[1.0, 2.0])
+    with pytest.raises(ValueError, match="rKL: the query_id column of the qrels holds floats"):
+        ir_measures.calc_aggregate([pm.rKL], float_qrels, run.assign(query_id=["1", "1", "2"]))
+
+
+def test_missing_ids_are_an_error_naming_the_row_not_a_dropped_row():
+    run = RUN.copy()
+    run.loc[1, "query_id"] = None
+    with pytest.raises(pm.RunInputError, match="Duo@10: the run has a missing query_id at row 1 .doc_id 'b'"):
+        list(ir_measures.iter_calc([pm.Duo @ 10], QRELS, run))
+    run = RUN.copy()
+    run.loc[6, "doc_id"] = np.nan
+    with pytest.raises(pm.RunInputError, match="rND: the run has a missing doc_id at row 6 .query_id 'q2'"):
+        ir_measures.calc_aggregate([pm.rND], QRELS, run)
+    qrels = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", None], "relevance": [1, 1]})
+    with pytest.raises(ValueError, match="the qrels has a missing doc_id at row 1 .query_id 'q1'"):
+        ir_measures.calc_aggregate([pm.rND], qrels, RUN)
+
+
+@pytest.mark.parametrize("label", ["relevant", None, 1.5])
+def test_relevance_labels_that_are_not_integers_name_query_and_document(label):
+    qrels = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, label]})
+    with pytest.raises(ValueError, match="relevance of document 'b' of query 'q1' is .*must be integers"):
+        ir_measures.calc_aggregate([pm.Duo(rel=1)], qrels, RUN)
+
+
+def test_empty_qrels_are_nothing_to_evaluate_against():
+    empty = pd.DataFrame({"query_id": [], "doc_id": [], "relevance": []}, dtype=object)
+    for qrels in (empty, [], {}):
+        with pytest.raises(ValueError, match="rKL@5: the qrels are empty, so there is nothing to evaluate against"):
+            ir_measures.calc_aggregate([pm.rKL @ 5], qrels, RUN)
+    import pyterrier as pt  # a batch of unjudged topics gets empty qrels from pt.Experiment: not an error
+
+    run = RUN.rename(columns={"query_id": "qid", "doc_id": "docno"})
+    topics = pd.DataFrame({"qid": ["q1", "q9"], "query": ["x", "y"]})
+    qrels = pd.DataFrame({"qid": ["q1"], "docno": ["a"], "label": [1]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = pt.Experiment([pt.Transformer.from_df(run)], topics, qrels, eval_metrics=[pm.rKL @ 5], names=["s"],
+                              batch_size=1)
+    assert table["rKL@5"].iloc[0] == per_query(pm.rKL @ 5, [ir_measures.Qrel("q1", "a", 1)])["q1"]
