@@ -114,7 +114,8 @@ def test_worst_group_and_named_protected_group():
     expected = {g: rrd(labels == g) for g in "xyz"}
     assert per_query(pm.rRD, QRELS, run)["q1"] == pytest.approx(max(expected.values()))
     assert per_query(pm.rRD(protected="z"), QRELS, run)["q1"] == pytest.approx(expected["z"])
-    assert per_query(pm.rND(protected="nobody"), QRELS, run)["q1"] == 0.0
+    with pytest.raises(pm.RunInputError, match="no document has group 'nobody'; groups seen: 'x', 'y', 'z'"):
+        per_query(pm.rND(protected="nobody"), QRELS, run)
 
 
 def test_two_groups_rnd_does_not_depend_on_the_protected_choice():
@@ -329,3 +330,12 @@ def test_empty_qrels_are_nothing_to_evaluate_against():
         table = pt.Experiment([pt.Transformer.from_df(run)], topics, qrels, eval_metrics=[pm.rKL @ 5], names=["s"],
                               batch_size=1)
     assert table["rKL@5"].iloc[0] == per_query(pm.rKL @ 5, [ir_measures.Qrel("q1", "a", 1)])["q1"]
+
+
+def test_a_protected_group_no_document_has_is_an_error_listing_the_groups_seen():
+    run = RUN.assign(group=["con", "pro"] * 5)
+    with pytest.raises(pm.RunInputError, match=r"rKL\(protected='CON'\)@5: no document has group 'CON'; groups seen: 'con', 'pro'"):
+        ir_measures.calc_aggregate([pm.rKL(protected="CON") @ 5], QRELS, run)
+    only_in_q1 = RUN.assign(group=["con"] + ["pro"] * 9)  # present in one query: the others are degenerate
+    with pytest.warns(pm.DegenerateQueryWarning):
+        ir_measures.calc_aggregate([pm.rKL(protected="con") @ 5], QRELS, only_in_q1)
