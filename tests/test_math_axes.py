@@ -57,6 +57,18 @@ def test_too_few_fit_documents(n, components):
         fit_axes(np.ones((n, 4)), components)
 
 
+@pytest.mark.parametrize("jitter", [0.0, 1e-17])
+def test_fit_documents_without_variance_fit_no_axis(jitter):
+    rng = np.random.default_rng(2)
+    same = np.tile(rng.normal(size=5), (6, 1)) + jitter * rng.normal(size=(6, 5))  # identical up to float noise
+    with pytest.raises(ValueError, match="fit documents do not vary.*no axis can be fitted"):
+        fit_axes(same, 1)
+    line = np.outer(np.arange(6.0), rng.normal(size=5))  # one direction of variance, not two
+    assert fit_axes(line, 1).explained[0] > 0
+    with pytest.raises(ValueError, match="do not vary along 2 direction"):
+        fit_axes(line, 2)
+
+
 def test_bad_embeddings():
     with pytest.raises(ValueError, match="NaN or infinite"):
         fit_axes(np.array([[0.0, np.nan], [1.0, 2.0], [3.0, 1.0]]))

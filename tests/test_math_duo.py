@@ -192,3 +192,17 @@ def test_multi_axis_lists_may_be_empty():
     assert result.duo.shape == (3, 2)
     assert np.all(result.duo[[0, 2]] == 0.5) and result.degenerate[[0, 2]].all()
     assert np.allclose(result.duo[1], duo(scores))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-5, 5), min_size=3, max_size=9), st.integers(1, 2),
+       st.sampled_from([1e-170, 1e-100, 1e-20, 3.7, 1e20, 1e100, 1e160]))
+def test_duo_is_invariant_to_the_scale_of_the_scores(values, step, c):
+    p = np.array(values, dtype=float)
+    scaled = duo_lists(c * p, np.array([0, p.size]), step)
+    plain = duo_lists(p, np.array([0, p.size]), step)
+    assert scaled.duo[0] == pytest.approx(plain.duo[0], abs=1e-9)
+    assert scaled.sign[0] == plain.sign[0] and scaled.degenerate[0] == plain.degenerate[0]
+    if 1e-100 <= c <= 1e100:  # raw sums in the scores' units: c^2 times the unscaled ones
+        assert scaled.raw[0] == pytest.approx(c * c * plain.raw[0], rel=1e-9)
+        assert scaled.max_raw[0] == pytest.approx(c * c * plain.max_raw[0], rel=1e-9)

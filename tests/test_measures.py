@@ -142,7 +142,8 @@ def test_worst_group_and_named_protected_group():
     expected = {g: rrd(labels == g) for g in "xyz"}
     assert per_query(pm.rRD, QRELS, run)["q1"] == pytest.approx(max(expected.values()))
     assert per_query(pm.rRD(protected="z"), QRELS, run)["q1"] == pytest.approx(expected["z"])
-    assert per_query(pm.rND(protected="nobody"), QRELS, run)["q1"] == 0.0
+    with pytest.raises(pm.RunInputError, match="no document has group 'nobody'; groups seen: 'x', 'y', 'z'"):
+        per_query(pm.rND(protected="nobody"), QRELS, run)
 
 
 def test_two_groups_rnd_does_not_depend_on_the_protected_choice():
@@ -397,7 +398,8 @@ NO_DOCUMENTS = "1: no documents (e.g. 'q3')"  # q3 is judged but not in RUN
     (pm.Duo @ 10, RUN.assign(polarity=np.where(RUN.query_id == "q2", 0.3, RUN.polarity)), ["1: all polarities equal (e.g. 'q2')", NO_DOCUMENTS]),
     (pm.Duo(step=4) @ 10, RUN, ["1: no depth k = 4, 8, ... below the list length (e.g. 'q2')", NO_DOCUMENTS]),
     (pm.rND @ 10, RUN.assign(group=np.where(RUN.query_id == "q1", "x", RUN.group)), ["1: one group only (e.g. 'q1')", NO_DOCUMENTS]),
-    (pm.rND(protected="z") @ 10, RUN, ["2: no document of the protected group 'z' (e.g. 'q1', 'q2')", NO_DOCUMENTS]),
+    (pm.rND(protected="z") @ 10, RUN.assign(group=np.where(RUN.doc_id == "f", "z", RUN.group)),
+     ["1: no document of the protected group 'z' (e.g. 'q1')", NO_DOCUMENTS]),
 ])
 def test_degenerate_warning_counts_the_causes_that_occurred(measure, run, causes):
     with pytest.warns(pm.DegenerateQueryWarning) as record:
@@ -467,3 +469,63 @@ def test_a_measure_may_give_nan_to_degenerate_queries_it_excludes():
                                                              degenerate=np.array([False, True, False])))
     with pytest.warns(pm.DegenerateQueryWarning, match=r"1: nothing to measure \(e\.g\. 'q2'\)"):
         assert ir_measures.calc_aggregate([_Faulty(degenerate="exclude")], QRELS, RUN)[_Faulty(degenerate="exclude")] == 2.0
+
+
+def test_float_ids_are_an_error_that_says_to_read_ids_as_text():
+    qrels = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["10", "11"], "relevance": [1, 1]})
+    run = frame([(1.0, "10", 2.0, 1.0, "x"), (1.0, "12", 1.0, -1.0, "y"), (2.0, "11", 1.0, 0.5, "x")])
+    with pytest.raises(pm.RunInputError, match=r"Duo@10: the query_id column of the run holds floats \(e\.g\. 1\.0.*dtype"):
+        ir_measures.calc_aggregate([pm.Duo @ 10], qrels, run)
+    float_docs = run.assign(query_id=["1", "1", "2"], doc_id=[10.0, 12.0, 11.0])
+    with pytest.raises(pm.RunInputError, match="doc_id column of the run holds floats .e.g. 10.0"):
+        ir_measures.calc_aggregate([pm.Duo @ 10], qrels, float_docs)
+    float_qrels = qrels.assign(query_id=[1.0, 2.0])
+    with pytest.raises(ValueError, match="rKL: the query_id column of the qrels holds floats"):
+        ir_measures.calc_aggregate([pm.rKL], float_qrels, run.assign(query_id=["1", "1", "2"]))
+
+
+def test_missing_ids_are_an_error_naming_the_row_not_a_dropped_row():
+    run = RUN.copy()
+    run.loc[1, "query_id"] = None
+    with pytest.raises(pm.RunInputError, match="Duo@10: the run has a missing query_id at row 1 .doc_id 'b'"):
+        list(ir_measures.iter_calc([pm.Duo @ 10], QRELS, run))
+    run = RUN.copy()
+    run.loc[6, "doc_id"] = np.nan
+    with pytest.raises(pm.RunInputError, match="rND: the run has a missing doc_id at row 6 .query_id 'q2'"):
+        ir_measures.calc_aggregate([pm.rND], QRELS, run)
+    qrels = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", None], "relevance": [1, 1]})
+    with pytest.raises(ValueError, match="the qrels has a missing doc_id at row 1 .query_id 'q1'"):
+        ir_measures.calc_aggregate([pm.rND], qrels, RUN)
+
+
+@pytest.mark.parametrize("label", ["relevant", None, 1.5])
+def test_relevance_labels_that_are_not_integers_name_query_and_document(label):
+    qrels = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, label]})
+    with pytest.raises(ValueError, match="relevance of document 'b' of query 'q1' is .*must be integers"):
+        ir_measures.calc_aggregate([pm.Duo(rel=1)], qrels, RUN)
+
+
+def test_empty_qrels_are_nothing_to_evaluate_against():
+    empty = pd.DataFrame({"query_id": [], "doc_id": [], "relevance": []}, dtype=object)
+    for qrels in (empty, [], {}):
+        with pytest.raises(ValueError, match="rKL@5: the qrels are empty, so there is nothing to evaluate against"):
+            ir_measures.calc_aggregate([pm.rKL @ 5], qrels, RUN)
+    import pyterrier as pt  # a batch of unjudged topics gets empty qrels from pt.Experiment: not an error
+
+    run = RUN.rename(columns={"query_id": "qid", "doc_id": "docno"})
+    topics = pd.DataFrame({"qid": ["q1", "q9"], "query": ["x", "y"]})
+    qrels = pd.DataFrame({"qid": ["q1"], "docno": ["a"], "label": [1]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = pt.Experiment([pt.Transformer.from_df(run)], topics, qrels, eval_metrics=[pm.rKL @ 5], names=["s"],
+                              batch_size=1)
+    assert table["rKL@5"].iloc[0] == per_query(pm.rKL @ 5, [ir_measures.Qrel("q1", "a", 1)])["q1"]
+
+
+def test_a_protected_group_no_document_has_is_an_error_listing_the_groups_seen():
+    run = RUN.assign(group=["con", "pro"] * 5)
+    with pytest.raises(pm.RunInputError, match=r"rKL\(protected='CON'\)@5: no document has group 'CON'; groups seen: 'con', 'pro'"):
+        ir_measures.calc_aggregate([pm.rKL(protected="CON") @ 5], QRELS, run)
+    only_in_q1 = RUN.assign(group=["con"] + ["pro"] * 9)  # present in one query: the others are degenerate
+    with pytest.warns(pm.DegenerateQueryWarning):
+        ir_measures.calc_aggregate([pm.rKL(protected="con") @ 5], QRELS, only_in_q1)

@@ -115,6 +115,47 @@ def test_measure_name_clash_is_skipped_with_a_warning(tmp_path, monkeypatch):
     """))
     fake_distribution(tmp_path, "clash_plugin", "clash = clash_plugin")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.warns(PluginLoadWarning, match="'Duo' is already registered"):
+    with pytest.warns(PluginLoadWarning, match="'clash'.*'Duo' is the name of a built-in measure"):
         pm.register_plugins(plugin_manager())
     assert type(ir_measures.measures.registry["Duo"]).__module__ == "pairmeasures.measures.duo"
+
+
+def test_a_plugin_cannot_take_a_builtin_name_even_when_it_registers_first(tmp_path, monkeypatch):
+    (tmp_path / "early_plugin.py").write_text(textwrap.dedent("""
+        import pairmeasures as pm
+        class _rKL(pm.PairMeasure):
+            NAME = "rKL"
+        @pm.hookimpl(tryfirst=True)
+        def pairmeasures_measures():
+            return [_rKL()]
+    """))
+    fake_distribution(tmp_path, "early_plugin", "early = early_plugin")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(ir_measures.measures.registry, "rKL")  # as in a fresh process
+    with pytest.warns(PluginLoadWarning, match="'early'.*'rKL' is the name of a built-in measure"):
+        pm.register_plugins(plugin_manager())
+    assert ir_measures.measures.registry["rKL"] is pm.rKL
+
+
+def test_plugins_that_exit_or_raise_base_exceptions_are_contained(tmp_path, monkeypatch):
+    (tmp_path / "exiting_plugin.py").write_text("import sys\nsys.exit('no GPU here')\n")
+    fake_distribution(tmp_path, "exiting_plugin", "exiting = exiting_plugin")
+    (tmp_path / "hook_exit_plugin.py").write_text(textwrap.dedent("""
+        import sys
+        import pairmeasures as pm
+        @pm.hookimpl
+        def pairmeasures_measures():
+            sys.exit(3)
+        @pm.hookimpl
+        def pairmeasures_side_info_schemes():
+            return 42
+    """))
+    fake_distribution(tmp_path, "hook_exit_plugin", "hook_exit = hook_exit_plugin")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.warns(PluginLoadWarning) as record:
+        pm.register_plugins(plugin_manager())
+    messages = " ".join(str(w.message) for w in record)
+    assert "'exiting'" in messages and "SystemExit: no GPU here" in messages
+    assert "'hook_exit' failed in pairmeasures_measures() and is skipped: SystemExit: 3" in messages
+    assert "'hook_exit' failed in pairmeasures_side_info_schemes()" in messages
+    assert isinstance(ir_measures.measures.registry["Duo"], pm.PairMeasure)

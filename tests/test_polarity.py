@@ -103,6 +103,13 @@ def test_queries_that_cannot_be_fitted(embedder):
     assert np.isnan(scores[0]) and np.isfinite(scores[1]) and list(skipping.skipped) == ["q9"]
 
 
+def test_a_fit_set_without_variance_is_an_error_naming_the_query(embedder):
+    fit = FitSet(texts={"q1": ["Cars pollute the air."] * 4}, labels={"q1": ["pro", "pro", "con", "con"]},
+                 positive="pro")
+    with pytest.raises(PolarityError, match="query 'q1': the fit documents do not vary"):
+        PolarityModel(fit=fit, embedder=embedder).score(["q1"], ["Cars are useful."])
+
+
 def test_distractor_direction_is_removed(embedder):
     distractors = {"legal": ["The court ruled on the statute.", "Lawyers filed a motion under the act."],
                    "casual": ["We had a great time at the beach.", "My friends and I watched a movie."]}
@@ -241,6 +248,37 @@ def test_resource_embeds_the_runs_own_text_when_present(procon_subset, embedder)
     model = PolarityModel(fit=FitSet.from_beir(procon_subset), embedder=embedder)
     assert from_run_text == pytest.approx(pm.math.duo(model.score([qid] * 6, other_corpus)))
     assert from_corpus == pytest.approx(pm.math.duo(model.score([qid] * 6, [data.corpus[d]["text"] for d in docs])))
+
+
+def test_pca_text_that_is_missing_falls_back_to_the_corpus_and_non_strings_are_errors(procon_subset, embedder):
+    data = read_beir(procon_subset)
+    qid = next(iter(data.queries))
+    docs = [d for d, r in data.corpus.items() if r["query_id"] == qid][:6]
+    texts = [data.corpus[d]["text"] for d in docs]
+    qrels = pd.DataFrame({"query_id": [qid], "doc_id": [docs[0]], "relevance": [1]})
+    measure = pm.Duo(polarity=f"pca:{procon_subset}")
+    run = pd.DataFrame({"query_id": qid, "doc_id": docs, "score": np.arange(6, 0, -1.0), "text": texts})
+    expected = ir_measures.calc_aggregate([measure], qrels, run)[measure]
+    gaps = run.assign(text=[None, np.nan] + texts[2:])  # no text in the run: the corpus's text, never "nan"
+    assert ir_measures.calc_aggregate([measure], qrels, gaps)[measure] == pytest.approx(expected)
+    with pytest.raises(PolarityError, match=f"the text of document '{docs[1]}' of query '{qid}' is a bytes"):
+        ir_measures.calc_aggregate([measure], qrels, run.assign(text=[texts[0], texts[1].encode()] + texts[2:]))
+    unknown = pd.concat([run, pd.DataFrame({"query_id": [qid], "doc_id": ["nowhere"], "score": [0.5],
+                                            "text": [None]})], ignore_index=True)
+    with pytest.raises(pm.RunInputError, match=f"no polarity for document 'nowhere' of query '{qid}'"):
+        ir_measures.calc_aggregate([measure], qrels, unknown)
+    skipping = pm.Duo(polarity=f"pca:{procon_subset}", missing="skip")
+    assert ir_measures.calc_aggregate([skipping], qrels, unknown)[skipping] == pytest.approx(expected)
+
+
+def test_polarity_scorer_refuses_text_that_is_not_a_string(embedder):
+    scorer = pm.PolarityScorer(PolarityModel(fit=toy_fit(), embedder=embedder))
+    frame = pd.DataFrame({"qid": ["q1", "q1"], "query": ["a", "a"], "docno": ["d1", "d2"], "score": [2.0, 1.0],
+                          "rank": [0, 1], "text": ["Cars pollute the air.", None]})
+    with pytest.raises(ValueError, match="'text' of document 'd2' of query 'q1' is missing, not a string"):
+        scorer(frame)
+    with pytest.raises(ValueError, match="'text' of document 'd2' of query 'q1' is a bytes"):
+        scorer(frame.assign(text=["Cars pollute the air.", b"Parking"]))
 
 
 def test_anchors_define_the_axis_without_labels(embedder):

@@ -54,6 +54,14 @@ def test_term_measures_parse_and_check_parameters_where_written():
         pm.FaiRR(terms="/no/such/list.tsv")
 
 
+@pytest.mark.parametrize("name", ["TExFAIR", "TED", "AWRF", "FaiRR", "NFaiRR", "RaB", "ARaB"])
+def test_a_term_list_with_one_group_is_an_error_where_the_measure_is_written(name, tmp_path):
+    terms = tmp_path / "women.csv"
+    terms.write_text("term,group\nshe,female\nher,female\n")
+    with pytest.raises(ValueError, match=f"{name}.*term list .*women.csv' has only the group 'female'.*at least two"):
+        ir_measures.parse_measure(f"{name}(terms='{terms}')@10")
+
+
 # --- RaB / ARaB against the reference, from text ---------------------------------------------
 
 def _rab_texts(case):

@@ -31,6 +31,10 @@ class Axes:
     explained: np.ndarray
 
 
+#: Singular values below this fraction of the fit embeddings' norm count as rounding noise.
+VARIANCE_RTOL = 1e-9
+
+
 def _matrix(x, name: str) -> np.ndarray:
     array = np.asarray(x, dtype=np.float64)
     if array.ndim != 2:
@@ -45,7 +49,8 @@ def fit_axes(fit, components: int = 1, labels: Optional[Sequence] = None, positi
 
     Orientation is deterministic: with ``labels`` (one per fit document) each axis points
     towards the documents labelled ``positive`` (their mean score is positive); otherwise each
-    axis's largest-magnitude coordinate is made positive. Needs more fit documents than axes.
+    axis's largest-magnitude coordinate is made positive. Needs more fit documents than axes, and
+    fit documents that vary along every axis (else a ValueError: the axis would be arbitrary).
     """
     x = _matrix(fit, "fit embeddings")
     if isinstance(components, bool) or not isinstance(components, (int, np.integer)) or components < 1:
@@ -54,6 +59,11 @@ def fit_axes(fit, components: int = 1, labels: Optional[Sequence] = None, positi
         raise ValueError(f"{components} axis(es) need at least {components + 1} fit documents; got {x.shape[0]}")
     mean = x.mean(axis=0)
     _, singular, vt = np.linalg.svd(x - mean, full_matrices=False)
+    noise = VARIANCE_RTOL * max(float(np.linalg.norm(x)), np.finfo(np.float64).tiny)
+    varying = int(np.sum(singular > noise))
+    if varying < components:
+        raise ValueError(f"the fit documents do not vary along {components} direction(s) (they vary along "
+                         f"{varying}): no axis can be fitted; use fit documents that differ, or fewer components")
     axes = vt[:components].copy()
     explained = singular[:components] ** 2 / x.shape[0]
     if labels is not None:

@@ -14,6 +14,10 @@ all orderings of the same scores (Eq. 6):
 
 .. math::  \mathrm{DUO}(r) = 1 - \frac{\mathrm{raw}(r) - \min_{r'} \mathrm{raw}(r')}{\max_{r'} \mathrm{raw}(r') - \min_{r'} \mathrm{raw}(r')} .
 
+DUO is invariant to scaling the scores, and is computed on scores scaled to magnitude 1; raw
+sums and their extremes are reported in the scores' own units (they overflow to infinity or
+underflow to 0 only where the true value lies beyond the range of a float).
+
 DUO is 1 for the least diverse ordering (opinions cluster at the top: most biased) and 0 for the
 most diverse one.
 
@@ -106,8 +110,14 @@ def _duo_padded(scores: np.ndarray, lengths: np.ndarray, step: int):
     weights = duo_depth_weights(width, lengths, step)
     valid = np.arange(width)[None, :] < lengths[:, None]
     safe_lengths = np.maximum(lengths, 1)
-    mean = np.where(valid, scores, 0.0).sum(axis=1) / safe_lengths
-    centred = np.where(valid, scores - mean[:, None], 0.0)
+    # DUO is scale-invariant: work on scores scaled to magnitude 1, so that squares neither
+    # overflow (1e160) nor underflow (1e-170); raw sums are scaled back by the caller.
+    unit = _unit(np.where(valid, np.abs(scores), 0.0))
+    scaled = np.where(valid, scores / unit[:, None], 0.0)
+    mean = scaled.sum(axis=1) / safe_lengths
+    centred = np.where(valid, scaled - mean[:, None], 0.0)
+    spread_unit = _unit(np.abs(centred))
+    centred = centred / spread_unit[:, None]
     depth = np.arange(1, width + 1)
 
     # Prefix variances in rank order (Eq. 5), from prefix sums of centred scores.
@@ -161,7 +171,13 @@ def _duo_padded(scores: np.ndarray, lengths: np.ndarray, step: int):
     # An upper bound of raw: every prefix variance is at most (range / 2)^2.
     value_range = ordered[np.arange(batch), np.maximum(lengths - 1, 0)] - ordered[:, 0] if width else np.zeros(batch)
     spread_scale = weights.sum(axis=1) * value_range ** 2 / 4
-    return raw, raw_signed, min_raw, max_raw, spread_scale
+    return raw, raw_signed, min_raw, max_raw, spread_scale, unit * spread_unit
+
+
+def _unit(magnitudes: np.ndarray) -> np.ndarray:
+    """Largest magnitude of each row, 1 for rows of zeros."""
+    largest = magnitudes.max(axis=1, initial=0.0)
+    return np.where(largest > 0, largest, 1.0)
 
 
 def _snap(gap: np.ndarray, tolerance: np.ndarray) -> np.ndarray:
@@ -181,14 +197,15 @@ def duo_lists(scores, offsets, step: int = 1) -> DuoResult:
     offsets = check_offsets(offsets, scores.shape[0])
     n_lists = offsets.size - 1
     axes = 1 if scores.ndim == 1 else scores.shape[1]
-    fields = {name: np.zeros((n_lists, axes)) for name in ("raw", "raw_signed", "min_raw", "max_raw", "scale")}
+    names = ("raw", "raw_signed", "min_raw", "max_raw", "scale", "unit")
+    fields = {name: np.zeros((n_lists, axes)) for name in names}
     lengths = list_lengths(offsets)
     for lists in chunks_by_length(lengths, max_cells=max(1, 1_000_000 // axes)):
         padded, chunk_lengths = pad_lists(scores, offsets, lists)
         if padded.ndim == 3:  # (B, L, m) -> (B * m, L), one row per list and axis
             padded = padded.transpose(0, 2, 1).reshape(padded.shape[0] * axes, padded.shape[1])
         results = _duo_padded(padded, np.repeat(chunk_lengths, axes), step)
-        for name, values in zip(("raw", "raw_signed", "min_raw", "max_raw", "scale"), results):
+        for name, values in zip(names, results):
             fields[name][lists] = values.reshape(-1, axes)
 
     scale = fields.pop("scale")
@@ -202,6 +219,9 @@ def duo_lists(scores, offsets, step: int = 1) -> DuoResult:
     value = np.where(degenerate, DEGENERATE_DUO, np.clip(normalised, 0.0, 1.0))
     sign = np.where(fields["raw_signed"] > tolerance, 1.0, np.where(fields["raw_signed"] < -tolerance, -1.0, 0.0))
     sign = np.where(scale > 0, sign, 0.0)
+    unit = fields.pop("unit")
+    with np.errstate(over="ignore", under="ignore"):  # raw sums in the scores' own units
+        fields = {name: values * unit * unit for name, values in fields.items()}
     if scores.ndim == 1:
         fields = {name: values[:, 0] for name, values in fields.items()}
         value, sign, degenerate = value[:, 0], sign[:, 0], degenerate[:, 0]

@@ -7,7 +7,7 @@ from ir_measures import measures
 
 from ..math import DEGENERATE_GROUP_FAIRNESS, group_fairness_lists
 from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
-from .ranked import RankedLists
+from .ranked import RankedLists, RunInputError, in_pyterrier_batch
 
 __all__ = ["rND", "rKL", "rRD", "GroupFairnessMeasure", "label_key"]
 
@@ -53,6 +53,10 @@ class GroupFairnessMeasure(PairMeasure):
         protected = self.param("protected")
         if protected is not None:
             wanted = np.flatnonzero(uniques == label_key(protected))
+            if not wanted.size and codes.size and not in_pyterrier_batch():  # a batch sees part of the run only
+                seen = ", ".join(repr(u) for u in sorted(uniques))
+                raise RunInputError(f"{self}: no document has group {label_key(protected)!r}; groups seen: {seen}. "
+                                    "Name one of them as protected= (labels compare as text, case included)")
             mask = codes == wanted[0] if wanted.size else np.zeros(codes.size, dtype=bool)
             result = self._run(mask, lists.offsets)
             protected_count = np.bincount(lists.row_query[mask], minlength=n_queries) if mask.any() else np.zeros(n_queries)

@@ -15,7 +15,7 @@ from ir_measures import Metric, providers
 from ir_measures.util import QrelsConverter, RunConverter
 
 from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure
-from .ranked import QrelsLookup, build_ranked_lists
+from .ranked import QrelsLookup, RunInputError, build_ranked_lists, id_problem, in_pyterrier_batch, relevance_problem
 
 __all__ = ["PairProvider", "PairEvaluator", "provider"]
 
@@ -54,9 +54,16 @@ class PairEvaluator(providers.Evaluator):
 
     def __init__(self, measures: List[PairMeasure], qrels):
         frame = QrelsConverter(qrels, strict=False).as_pd_dataframe()
+        names = ", ".join(str(m) for m in measures)
         for column in ("query_id", "doc_id", "relevance"):
             if column not in frame.columns:
-                raise ValueError(f"qrels need a {column!r} column; found {list(frame.columns)}")
+                raise ValueError(f"{names}: qrels need a {column!r} column; found {list(frame.columns)}")
+        if len(frame) == 0 and not in_pyterrier_batch():
+            raise ValueError(f"{names}: the qrels are empty, so there is nothing to evaluate against; "
+                             "pass the judgements of the queries to evaluate")
+        problem = id_problem(frame, "qrels") or relevance_problem(frame)
+        if problem:
+            raise ValueError(f"{names}: {problem}")
         query_ids = frame["query_id"].astype(str).unique()
         super().__init__(measures, set(query_ids))
         self.query_ids = np.asarray(query_ids, dtype=object)
@@ -76,8 +83,11 @@ class PairEvaluator(providers.Evaluator):
         columns |= {c for m in self.measures for c in m.optional_run_columns() if c in frame.columns}
         columns = sorted(columns)
         needs_relevance = any(m.needs_relevance() for m in self.measures)
-        lists = build_ranked_lists(frame, self.query_ids, depth, columns,
-                                   self._relevance() if needs_relevance else None)
+        try:
+            lists = build_ranked_lists(frame, self.query_ids, depth, columns,
+                                       self._relevance() if needs_relevance else None)
+        except RunInputError as exc:
+            raise RunInputError(f"{', '.join(str(m) for m in self.measures)}: {exc}") from None
         for measure in self.measures:
             result = _checked(measure, measure.evaluate(lists), lists.query_ids)
             values = result.values

@@ -20,7 +20,7 @@ from ..math import list_index, list_lengths
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["RankedLists", "build_ranked_lists", "RunInputError"]
+__all__ = ["RankedLists", "build_ranked_lists", "RunInputError", "in_pyterrier_batch"]
 
 
 class RunInputError(ValueError):
@@ -96,6 +96,70 @@ class RankedLists:
         if name not in self.columns:
             raise RunInputError(f"the run has no {name!r} column")
         return self.columns[name]
+
+
+def id_problem(frame: "pd.DataFrame", source: str) -> Optional[str]:
+    """Why the ``query_id``/``doc_id`` columns of ``frame`` (the ``source``: run or qrels) cannot match as
+    text, or ``None``: a missing id (named by row), or ids that pandas turned into floats."""
+    for column in ("query_id", "doc_id"):
+        problem = missing_id_problem(frame, source, column, np.flatnonzero(frame[column].isna().to_numpy()))
+        if problem:
+            return problem
+    return float_id_problem(frame, source)
+
+
+def missing_id_problem(frame: "pd.DataFrame", source: str, column: str, rows: np.ndarray) -> Optional[str]:
+    """The error for ``rows`` (positions in ``frame``) whose ``column`` id is missing, or ``None``."""
+    if not rows.size:
+        return None
+    row = int(rows[0])
+    other = "doc_id" if column == "query_id" else "query_id"
+    example = frame[other].iloc[row:row + 1].tolist()[0]
+    return (f"the {source} has a missing {column} at row {row} ({other} {example!r}"
+            + (f", and {rows.size - 1} more rows" if rows.size > 1 else "")
+            + "); every row needs a query id and a document id: drop or fill those rows")
+
+
+def float_id_problem(frame: "pd.DataFrame", source: str) -> Optional[str]:
+    """The error for id columns that pandas turned into floats (1 -> 1.0 matches nothing), or ``None``."""
+    import pandas as pd
+
+    for column, other in (("query_id", "doc_id"), ("doc_id", "query_id")):
+        if len(frame) and pd.api.types.is_float_dtype(frame[column].dtype):
+            return (f"the {column} column of the {source} holds floats (e.g. {frame[column].iloc[:1].tolist()[0]!r} "
+                    f"for {other} {frame[other].iloc[:1].tolist()[0]!r}): ids that look like numbers, which pandas "
+                    "turns into floats when the column has a missing value, so 1 becomes 1.0 and matches nothing. "
+                    "Read ids as text, e.g. pd.read_csv(..., dtype={'" + column + "': str})")
+    return None
+
+
+def relevance_problem(qrels: "pd.DataFrame") -> Optional[str]:
+    """Why the ``relevance`` column of ``qrels`` is not integer labels, or ``None``."""
+    import pandas as pd
+
+    values = pd.to_numeric(qrels["relevance"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)))
+    if not bad.size:
+        return None
+    row = int(bad[0])
+    query, doc, label = (qrels[c].iloc[row:row + 1].tolist()[0] for c in ("query_id", "doc_id", "relevance"))
+    return (f"the qrels' relevance of document {doc!r} of query {query!r} is {label!r}" + (f" (and {bad.size - 1} more)" if bad.size > 1 else "")
+            + "; relevance labels must be integers (graded judgements such as 0, 1, 2)")
+
+
+def in_pyterrier_batch() -> bool:
+    """Whether ``pt.Experiment(..., batch_size=N)`` is evaluating: it gives the evaluator one batch of topics at a
+    time with the qrels of that batch alone (empty for a batch of unjudged topics), so checks that need the
+    whole run or all qrels must not fire there. Recognised by its frame on the call stack (PyTerrier 1.x)."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        if (frame.f_code.co_name == "_run_and_evaluate" and frame.f_globals.get("__name__", "").startswith("pyterrier.")
+                and frame.f_locals.get("batch_size") is not None):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _first_rows(run: "pd.DataFrame", rows: np.ndarray, limit: int = 3) -> str:
@@ -188,6 +252,9 @@ def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Option
         )
 
     codes, uniques = pd.factorize(run["query_id"], use_na_sentinel=True)
+    problem = missing_id_problem(run, "run", "query_id", np.flatnonzero(codes < 0)) or float_id_problem(run, "run")
+    if problem:
+        raise RunInputError(problem)
     judged = pd.Index(query_ids).get_indexer([str(u) for u in uniques])
     row_query = np.where(codes >= 0, judged[codes], -1) if uniques.size else np.full(len(run), -1)
     scores = pd.to_numeric(run["score"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -207,7 +274,11 @@ def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Option
         counts = np.minimum(counts, depth)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
-    doc_ids = np.array([str(d) for d in doc_column[order]], dtype=object)
+    kept_docs = doc_column[order]
+    problem = missing_id_problem(run, "run", "doc_id", np.sort(order[pd.isna(kept_docs)]))
+    if problem:  # rows below every cutoff cannot change a value and are not checked
+        raise RunInputError(problem)
+    doc_ids = np.array([str(d) for d in kept_docs], dtype=object)
     kept_query = query_ids[row_query[order]]
     duplicated = pd.DataFrame({"q": kept_query, "d": doc_ids}).duplicated().to_numpy()
     if duplicated.any():

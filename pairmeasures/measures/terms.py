@@ -55,6 +55,10 @@ class TermMeasure(PairMeasure):
 
     def check_params(self) -> None:
         super().check_params()
+        lexicon = self.counter().lexicon
+        if len(lexicon.groups) < 2:  # one group's share is always 1: every ranking would look fair
+            raise ValueError(f"{self}: the term list {lexicon.source!r} has only the group {lexicon.groups[0]!r}; "
+                             f"{self.NAME} compares groups, so the list needs terms of at least two groups")
         if "targets" in self.SUPPORTED_PARAMS:
             self.targets()  # an unknown group or shares not summing to 1 fail where they are written
 

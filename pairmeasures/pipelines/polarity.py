@@ -43,7 +43,15 @@ class PolarityScorer(pt.Transformer):
         if len(inp) == 0:
             return inp.assign(polarity=pd.Series(dtype=float if self.model.components == 1 else object))
         before = set(self.model.skipped)
-        scores = self.model.score(inp["qid"].to_numpy(), inp[self.text_field].astype(str).tolist(), errors=self.errors)
+        texts = inp[self.text_field].tolist()
+        wrong = next((row for row, text in enumerate(texts) if not isinstance(text, str)), None)
+        if wrong is not None:
+            value = texts[wrong]
+            what = "missing" if pd.api.types.is_scalar(value) and pd.isna(value) else f"a {type(value).__name__}"
+            raise ValueError(f"PolarityScorer: the {self.text_field!r} of document {inp['docno'].iloc[wrong]!r} of "
+                             f"query {inp['qid'].iloc[wrong]!r} is {what}, not a string; fill or decode it (or drop "
+                             "the row) before scoring")
+        scores = self.model.score(inp["qid"].to_numpy(), texts, errors=self.errors)
         skipped = [q for q in self.model.skipped if q not in before]
         if skipped:
             warnings.warn(f"PolarityScorer: {len(skipped)} queries got no polarity (NaN): "

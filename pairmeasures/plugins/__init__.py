@@ -1,8 +1,9 @@
 """Layer 4: plugins. Built-in and third-party measure families register through the same pluggy hooks.
 
 Third-party plugins are found through the ``pairmeasures`` entry-point group. A plugin that
-fails to load (import error, misspelt hook, hook raising) is skipped with a
-:class:`PluginLoadWarning` naming it; everything else keeps working. Set
+fails to load (import error or ``sys.exit`` at import, misspelt hook, hook raising or exiting) is
+skipped with a :class:`PluginLoadWarning` naming it; everything else keeps working. A plugin
+measure named like a built-in one is skipped too: built-ins win. Set
 ``PAIRMEASURES_DISABLE_PLUGIN_AUTOLOAD=1`` to load no third-party plugin, or
 ``PAIRMEASURES_DISABLE_PLUGINS=name,other`` to block some by entry-point name.
 """
@@ -47,7 +48,9 @@ def plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
             continue
         try:
             manager.register(entry_point.load(), name=entry_point.name)
-        except Exception as exc:  # a broken plugin must not break the package
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a broken plugin (even one calling sys.exit) must not break the package
             _warn(entry_point.name, f"({entry_point.value}) could not be loaded", exc)
             continue
         try:
@@ -58,13 +61,19 @@ def plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
     return manager
 
 
-def _hook_results(manager: pluggy.PluginManager, hook_name: str):
-    """(plugin name, result) per implementation, built-in first, then in registration order."""
-    for impl in reversed(getattr(manager.hook, hook_name).get_hookimpls()):
+def _hook_results(manager: pluggy.PluginManager, hook_name: str, convert):
+    """(plugin name, ``convert(result)``) per implementation, built-in first, then in registration order."""
+    impls = list(reversed(getattr(manager.hook, hook_name).get_hookimpls()))
+    impls.sort(key=lambda impl: impl.plugin_name != "builtin")  # whatever tryfirst/trylast say
+    for impl in impls:
         try:
-            yield impl.plugin_name, impl.function()
-        except Exception as exc:
+            result = convert(impl.function() or ())
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # raising, exiting, or returning something unusable
             _warn(impl.plugin_name, f"failed in {hook_name}()", exc)
+            continue
+        yield impl.plugin_name, result
 
 
 def register_plugins(manager: pluggy.PluginManager) -> None:
@@ -72,10 +81,10 @@ def register_plugins(manager: pluggy.PluginManager) -> None:
     import ir_measures
 
     from .. import sideinfo
-    from ..measures import PairMeasure, provider
+    from ..measures import BUILTIN_MEASURES, PairMeasure, provider
 
-    for name, schemes in _hook_results(manager, "pairmeasures_side_info_schemes"):
-        for scheme, factory in dict(schemes or {}).items():
+    for name, schemes in _hook_results(manager, "pairmeasures_side_info_schemes", dict):
+        for scheme, factory in schemes.items():
             if scheme in sideinfo.schemes() and name != "builtin":
                 warnings.warn(f"pairmeasures plugin {name!r}: resource scheme {scheme!r} is taken; skipped",
                               PluginLoadWarning, stacklevel=2)
@@ -83,11 +92,16 @@ def register_plugins(manager: pluggy.PluginManager) -> None:
             sideinfo.register_scheme(scheme, factory)
 
     registry = ir_measures.measures.registry
-    for name, measures in _hook_results(manager, "pairmeasures_measures"):
-        for measure in measures or ():
+    builtin_types = {m.NAME: type(m) for m in BUILTIN_MEASURES}
+    for name, measures in _hook_results(manager, "pairmeasures_measures", list):
+        for measure in measures:
             if not isinstance(measure, PairMeasure):
                 warnings.warn(f"pairmeasures plugin {name!r}: {measure!r} is not a pairmeasures.PairMeasure; skipped",
                               PluginLoadWarning, stacklevel=2)
+                continue
+            if name != "builtin" and builtin_types.get(measure.NAME, type(measure)) is not type(measure):
+                warnings.warn(f"pairmeasures plugin {name!r}: {measure.NAME!r} is the name of a built-in measure, "
+                              "which wins; skipped (rename the plugin's measure)", PluginLoadWarning, stacklevel=2)
                 continue
             known = registry.get(measure.NAME)
             if known is None:

@@ -143,11 +143,14 @@ class PolarityModel:
             raise PolarityError(f"query {qid!r} has {vectors.shape[0]} fit document(s); {self.components} axis(es) "
                                 f"need at least {self.components + 1}")
         anchor = self.anchors.get(qid) if self.anchors is not None else None
-        if anchor is not None:
-            first, second = self._embed(list(anchor))
-            return anchored_axis(vectors, first - second, within=self.anchor_within)
-        positive = self.fit.positive if self.fit is not None else None
-        return fit_axes(vectors, self.components, labels=labels, positive=positive)
+        try:
+            if anchor is not None:
+                first, second = self._embed(list(anchor))
+                return anchored_axis(vectors, first - second, within=self.anchor_within)
+            positive = self.fit.positive if self.fit is not None else None
+            return fit_axes(vectors, self.components, labels=labels, positive=positive)
+        except ValueError as exc:
+            raise PolarityError(f"query {qid!r}: {exc}") from exc
 
     def score(self, qids: Sequence[str], texts: Sequence[str], errors: str = "raise") -> np.ndarray:
         """Polarity of each (query, document text) pair: shape ``(n,)``, or ``(n, components)``.
@@ -189,17 +192,38 @@ class PolaritySource:
         self.text = text
 
     def lookup(self, query_ids, doc_ids, columns) -> np.ndarray:
-        if "text" in columns:
-            texts = [str(t) for t in columns["text"]]
-        elif self.corpus is not None:
-            unknown = [d for d in doc_ids if d not in self.corpus.corpus]
-            if unknown:
-                raise PolarityError(f"document {unknown[0]!r} is not in {str(self.corpus.path)!r} and the run has no "
-                                    "'text' column to embed instead")
-            texts = [self.corpus.document_text(d, self.text) for d in doc_ids]
-        else:
+        """Polarity per row; NaN where the query cannot be fitted or the document has no text at all."""
+        texts = self._texts(query_ids, doc_ids, columns.get("text"))
+        has_text = np.array([t is not None for t in texts], dtype=bool)
+        scores = np.full((len(texts),) if self.model.components == 1 else (len(texts), self.model.components), np.nan)
+        if has_text.any():
+            scores[has_text] = self.model.score(np.asarray(query_ids, dtype=object)[has_text],
+                                                [t for t in texts if t is not None], errors="skip")
+        return scores
+
+    def _texts(self, query_ids, doc_ids, column) -> list:
+        """The text to embed per row: the run's (a string), else the corpus's, else ``None``."""
+        import pandas as pd
+
+        if column is None and self.corpus is None:
             raise PolarityError("polarity needs document text: add a 'text' column to the run")
-        return self.model.score(query_ids, texts, errors="skip")
+        texts: list = []
+        for row, doc_id in enumerate(doc_ids):
+            value = column[row] if column is not None else None
+            if isinstance(value, str):
+                texts.append(value)
+                continue
+            if value is not None and not (pd.api.types.is_scalar(value) and pd.isna(value)):
+                raise PolarityError(f"the text of document {doc_id!r} of query {query_ids[row]!r} is a "
+                                    f"{type(value).__name__}, not a string; decode or convert it before evaluating")
+            if self.corpus is not None and doc_id in self.corpus.corpus:
+                texts.append(self.corpus.document_text(doc_id, self.text))
+            elif column is None:
+                raise PolarityError(f"document {doc_id!r} is not in {str(self.corpus.path)!r} and the run has no "
+                                    "'text' column to embed instead")
+            else:
+                texts.append(None)  # no text anywhere: the measure reports it (or skips it with missing='skip')
+        return texts
 
     def __repr__(self) -> str:
         return f"PolaritySource({self.model!r})"
