@@ -130,13 +130,15 @@ def test_validation_matches_a_direct_computation(procon_subset, embedder):
     assert 0.5 <= result["consistent_accuracy"] <= result["accuracy"] <= 1.0
 
 
-def test_validate_polarity_command_prints_json(procon_subset):
+def test_validate_polarity_command_prints_json(procon_subset, embedder):
+    expected = validate_polarity(procon_subset, embedder=embedder)  # fills the session's embedding cache
     command = [sys.executable, "-m", "pairmeasures", "validate-polarity", str(procon_subset), "--json"]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert {"accuracy", "consistent_accuracy", "queries", "documents"} <= set(report)
-    assert report["queries"] == 4 and report["embedded_now"] == 0  # the session cache already holds them
+    assert report["accuracy"] == pytest.approx(expected["accuracy"])
+    assert report["queries"] == 4 and report["embedded_now"] == 0  # the command reads the cache the test filled
     folder_without_labels = procon_subset.parent / "nolabels"
     folder_without_labels.mkdir(exist_ok=True)
     for name in ("corpus.jsonl", "queries.jsonl"):
