@@ -197,7 +197,7 @@ def test_polarity_scorer_on_an_empty_frame_and_without_text(embedder):
     scorer = pm.PolarityScorer(PolarityModel(fit=toy_fit(), embedder=embedder))
     empty = scorer(pd.DataFrame(columns=["qid", "query", "docno", "score", "rank", "text"]))
     assert "polarity" in empty.columns and len(empty) == 0
-    with pytest.raises(Exception, match="text"):
+    with pytest.raises(pt.validate.InputValidationError, match=r"missing_columns=\['text'\]"):
         scorer(pd.DataFrame({"qid": ["q1"], "query": ["x"], "docno": ["d"], "score": [1.0], "rank": [0]}))
 
 
