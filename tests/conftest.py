@@ -70,39 +70,40 @@ class NetworkBlockedError(OSError):
 
 #: Addresses tests tried to connect to, since the current test started.
 CONNECTION_ATTEMPTS: list = []
+NETWORK_PATCH = pytest.StashKey[pytest.MonkeyPatch]()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def no_network():
-    """Every connection but a local (AF_UNIX) one fails, as on a machine without network."""
-    def refuse(address):
-        CONNECTION_ATTEMPTS.append(address)
-        raise NetworkBlockedError(f"a test tried to connect to {address!r}: tests run offline "
-                                  "(serve downloads with the stand-in network of tests/test_datasets.py)")
+def refuse_connection(address):
+    CONNECTION_ATTEMPTS.append(address)
+    raise NetworkBlockedError(f"a test tried to connect to {address!r}: tests run offline "
+                              "(serve downloads with the stand-in network of tests/test_datasets.py)")
 
+
+def pytest_configure(config):
+    """Block network sockets from the start of the session (collection included): every connection but a
+    local (AF_UNIX) one fails, as on a machine without network."""
     def connect(self, address, *, original=socket.socket.connect):
         if self.family != getattr(socket, "AF_UNIX", None):
-            refuse(address)
+            refuse_connection(address)
         return original(self, address)
 
     def connect_ex(self, address, *, original=socket.socket.connect_ex):
         if self.family != getattr(socket, "AF_UNIX", None):
-            refuse(address)
+            refuse_connection(address)
         return original(self, address)
 
-    def create_connection(address, *args, **kwargs):
-        refuse(address)
-
-    patch = pytest.MonkeyPatch()
+    patch = config.stash[NETWORK_PATCH] = pytest.MonkeyPatch()
     patch.setattr(socket.socket, "connect", connect)
     patch.setattr(socket.socket, "connect_ex", connect_ex)
-    patch.setattr(socket, "create_connection", create_connection)
-    yield
-    patch.undo()
+    patch.setattr(socket, "create_connection", lambda address, *args, **kwargs: refuse_connection(address))
+
+
+def pytest_unconfigure(config):
+    config.stash[NETWORK_PATCH].undo()
 
 
 @pytest.fixture(autouse=True)
-def fail_on_connection_attempts(no_network):
+def fail_on_connection_attempts():
     """A test that tried to connect fails, even where the code under test took the error for being offline."""
     CONNECTION_ATTEMPTS.clear()
     yield
