@@ -13,9 +13,11 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def default_data_dir() -> str:
-    """The benchmark data folder: PAIRMEASURES_DATA_DIR, else the project's shared/data beside this checkout."""
-    return os.environ.get("PAIRMEASURES_DATA_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+def data_option() -> dict:
+    """Arguments of the ``--data`` option: the real data (laid out like shared/data), PAIRMEASURES_DATA by default."""
+    folder = os.environ.get("PAIRMEASURES_DATA")
+    return {"default": folder, "required": folder is None,
+            "help": "a folder laid out like shared/data (default: $PAIRMEASURES_DATA)"}
 
 
 def best_of(function, repeat: int = 3) -> float:

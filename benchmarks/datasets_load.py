@@ -6,7 +6,7 @@ The first load of each pair/... dataset, with an empty cache, parses and checks 
 process reuses the records; a load in a new process reuses the records the first one pickled
 into the cache. A load reads every record: documents, queries, qrels, labels and query metadata.
 
-Usage: python benchmarks/datasets_load.py [--data ../shared/data]
+Usage: python benchmarks/datasets_load.py [--data DIR, default $PAIRMEASURES_DATA]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import default_data_dir, save
+from _common import data_option, save
 
 MIRROR = {"perspectrum": "perspectrum", "procon": "procon", "grep-biasir": "grep-biasir",
           "msmarco-gender": "msmarco-gender", "wiki-balance-categories.tsv": "wiki-balance-categories.tsv",
@@ -58,7 +58,7 @@ def time_loads() -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default=default_data_dir())
+    parser.add_argument("--data", **data_option())
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         mirror = Path(folder) / "mirror"

@@ -11,7 +11,7 @@ query's own relevant documents in ranked order (rel=1):
 and the Spearman correlation over queries is reported per system, over the queries where both
 measures have something to measure (at least 3 retrieved relevant documents, both perspectives).
 
-Usage: python benchmarks/duo_vs_group_fairness.py [--data ../shared/data] [--depth 1000]
+Usage: python benchmarks/duo_vs_group_fairness.py [--data DIR, default $PAIRMEASURES_DATA] [--depth 1000]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from _common import default_data_dir, save
+from _common import data_option, save
 
 
 def systems(folder: Path, depth: int, workdir: Path):
@@ -69,7 +69,7 @@ def eligible_queries(run: pd.DataFrame, qrels: pd.DataFrame, labels: pd.DataFram
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default=default_data_dir())
+    parser.add_argument("--data", **data_option())
     parser.add_argument("--depth", type=int, default=1000)
     args = parser.parse_args()
 

@@ -4,7 +4,7 @@ Pass 1 embeds 5,000 PERSPECTRUM perspectives with the default model into an empt
 model load included, as a user's first run pays it); pass 2 is a new Embedder over the same
 texts, as a later run or another system's evaluation would be. Also reports the cache's size.
 
-Usage: python benchmarks/embedding_cache.py [--data ../shared/data] [--documents 5000]
+Usage: python benchmarks/embedding_cache.py [--data DIR, default $PAIRMEASURES_DATA] [--documents 5000]
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import default_data_dir, save
+from _common import data_option, save
 from pairmeasures.sideinfo.cache import EmbeddingCache
 from pairmeasures.sideinfo.embed import Embedder
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default=default_data_dir())
+    parser.add_argument("--data", **data_option())
     parser.add_argument("--documents", type=int, default=5000)
     args = parser.parse_args()
     with (Path(args.data) / "perspectrum" / "corpus.jsonl").open() as handle:

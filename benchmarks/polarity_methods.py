@@ -6,7 +6,7 @@ perspectives: `accuracy` as the PAIR reference code computes it (better sign cho
 perspective, which rewards lopsided splits) and `consistent_accuracy` (one sign per query).
 The paper's method is `pca`. Results go to benchmarks/results/polarity_methods.json.
 
-Usage: python benchmarks/polarity_methods.py [--data ../shared/data] [--model M] [--extra-model DIR]
+Usage: python benchmarks/polarity_methods.py [--data DIR, default $PAIRMEASURES_DATA] [--model M] [--extra-model DIR]
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import default_data_dir, save
+from _common import data_option, save
 from pairmeasures.math import (anchored_axis, consistent_accuracy, fit_axes, perspective_accuracy, project,
                                remove_directions)
 from pairmeasures.sideinfo.embed import Embedder
@@ -167,7 +167,7 @@ def supervised_probe(context: Context, folds: int = 5) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default=default_data_dir())
+    parser.add_argument("--data", **data_option())
     parser.add_argument("--model", default=None, help="embedding model (default: all-MiniLM-L6-v2)")
     parser.add_argument("--extra-model", action="append", default=[], metavar="DIR",
                         help="also run the paper's pca with this model (e.g. an assembled all-mpnet-base-v2)")

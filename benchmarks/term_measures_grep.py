@@ -12,7 +12,7 @@ gender term list. Also reported, per system:
 - CRBO@10 (p = 0.9): each system rebuilt on the counterfactual corpus (every gendered term
   swapped), on the original queries and on the queries with the word "woman" appended.
 
-Usage: python benchmarks/term_measures_grep.py [--data ../shared/data]
+Usage: python benchmarks/term_measures_grep.py [--data DIR, default $PAIRMEASURES_DATA]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from _common import default_data_dir, save
+from _common import data_option, save
 
 
 def short_name(measure: str) -> str:
@@ -37,7 +37,7 @@ def short_name(measure: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default=default_data_dir())
+    parser.add_argument("--data", **data_option())
     parser.add_argument("--depth", type=int, default=100)
     args = parser.parse_args()
 

@@ -3,7 +3,7 @@
 Default model (all-MiniLM-L6-v2); the paper's axis (first principal component), plus the best
 label-free variant found for ProCon (headline text, negated-query anchors within 5 axes).
 
-Usage: python benchmarks/validate_polarity.py [--data ../shared/data]
+Usage: python benchmarks/validate_polarity.py [--data DIR, default $PAIRMEASURES_DATA]
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _common import default_data_dir, save
+from _common import data_option, save
 
 RUNS = {
     "perspectrum": [],
@@ -26,7 +26,7 @@ RUNS = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default=default_data_dir())
+    parser.add_argument("--data", **data_option())
     args = parser.parse_args()
     results = {}
     for name, options in RUNS.items():

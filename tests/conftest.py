@@ -1,35 +1,34 @@
-"""Shared helpers: where the golden reference cases and the real benchmark data live.
+"""Shared helpers: the golden reference cases, the real-data mirror, and a private, offline session.
 
-Both default to the project's ``shared/`` folder beside (or above) this checkout and can be
-pointed at a copy with ``PAIRMEASURES_GOLDEN_DIR`` and ``PAIRMEASURES_DATA_DIR``.
+The golden cases are vendored in ``tests/golden/`` (see its README). Tests that need the real bias
+benchmarks read the folder named by ``PAIRMEASURES_DATA`` (laid out like the project's ``shared/data``)
+and are skipped, with a reason naming the variable, when it is not set. No test opens a network socket.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import socket
+import subprocess
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = Path(__file__).resolve().parent / "golden"
 
+#: The real data as the user named it, read before the session points PAIRMEASURES_DATA at its mirror.
+DATA = os.environ.get("PAIRMEASURES_DATA")
+NEEDS_DATA = "needs the real-data mirror: set PAIRMEASURES_DATA to a folder laid out like shared/data"
 
-def shared_path(env: str, name: str) -> Path:
-    """The folder named by ``env``, else the nearest ``shared/<name>`` above this checkout."""
-    if os.environ.get(env):
-        path = Path(os.environ[env])
-    else:
-        path = next((p / "shared" / name for p in ROOT.parents if (p / "shared" / name).is_dir()),
-                    ROOT.parent / "shared" / name)
-    if not path.is_dir():
-        raise FileNotFoundError(f"{name} directory not found at {path}; set {env} to its location")
-    return path
+os.environ["HF_HUB_OFFLINE"] = "1"  # before anything imports huggingface_hub: the embedder never probes the hub
 
 
 def load_golden(name: str) -> list[dict]:
-    """Cases of one golden file (read at collection time, to parametrise tests by case)."""
-    return json.loads((shared_path("PAIRMEASURES_GOLDEN_DIR", "golden") / name).read_text())["cases"]
+    """Cases of one vendored golden file (read at collection time, to parametrise tests by case)."""
+    return json.loads((GOLDEN / name).read_text(encoding="utf-8"))["cases"]
 
 
 def golden_number(value) -> float:
@@ -37,9 +36,106 @@ def golden_number(value) -> float:
     return float(value.replace("Infinity", "inf")) if isinstance(value, str) else float(value)
 
 
+#: The mirror layout of pairmeasures.datasets over the shared data: Wiki-Balance Synthetic is its sample.
+MIRROR = {"perspectrum": "perspectrum", "procon": "procon", "grep-biasir": "grep-biasir",
+          "msmarco-gender": "msmarco-gender", "wiki-balance-categories.tsv": "wiki-balance-categories.tsv",
+          "wiki-balance-synthetic": "wiki-balance-sample"}
+
+
+def missing_data() -> list[str]:
+    """What the folder PAIRMEASURES_DATA names lacks of the shared/data layout."""
+    return [source for source in MIRROR.values() if not (Path(DATA) / source).exists()]
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    return shared_path("PAIRMEASURES_DATA_DIR", "data")
+    """The real data (laid out like shared/data): skips the test when PAIRMEASURES_DATA is unset, fails it
+    when the folder is not laid out like that."""
+    if not DATA:
+        pytest.skip(NEEDS_DATA)
+    if missing_data():
+        pytest.fail(f"PAIRMEASURES_DATA={DATA} is not laid out like shared/data: it lacks {', '.join(missing_data())}")
+    return Path(DATA)
+
+
+@pytest.fixture(scope="session")
+def data_mirror(data_dir) -> Path:
+    """The session's PAIRMEASURES_DATA: the real data in the mirror layout pairmeasures.datasets reads."""
+    return Path(os.environ["PAIRMEASURES_DATA"])
+
+
+class NetworkBlockedError(OSError):
+    """A test tried to open a network socket."""
+
+
+#: Addresses tests tried to connect to, since the current test started.
+CONNECTION_ATTEMPTS: list = []
+NETWORK_PATCH = pytest.StashKey[pytest.MonkeyPatch]()
+
+
+def refuse_connection(address):
+    CONNECTION_ATTEMPTS.append(address)
+    raise NetworkBlockedError(f"a test tried to connect to {address!r}: tests run offline "
+                              "(serve downloads with the stand-in network of tests/test_datasets.py)")
+
+
+def pytest_configure(config):
+    """Block network sockets from the start of the session (collection included): every connection but a
+    local (AF_UNIX) one fails, as on a machine without network."""
+    def connect(self, address, *, original=socket.socket.connect):
+        if self.family != getattr(socket, "AF_UNIX", None):
+            refuse_connection(address)
+        return original(self, address)
+
+    def connect_ex(self, address, *, original=socket.socket.connect_ex):
+        if self.family != getattr(socket, "AF_UNIX", None):
+            refuse_connection(address)
+        return original(self, address)
+
+    patch = config.stash[NETWORK_PATCH] = pytest.MonkeyPatch()
+    patch.setattr(socket.socket, "connect", connect)
+    patch.setattr(socket.socket, "connect_ex", connect_ex)
+    patch.setattr(socket, "create_connection", lambda address, *args, **kwargs: refuse_connection(address))
+
+
+def pytest_unconfigure(config):
+    config.stash[NETWORK_PATCH].undo()
+
+
+@pytest.fixture(autouse=True)
+def fail_on_connection_attempts():
+    """A test that tried to connect fails, even where the code under test took the error for being offline."""
+    CONNECTION_ATTEMPTS.clear()
+    yield
+    assert not CONNECTION_ATTEMPTS, f"the test tried to open network connections to {CONNECTION_ATTEMPTS}"
+
+
+#: What running Python and pytest leaves in a checkout, and may.
+TOOL_CACHES = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.hypothesis)/|\.pyc$")
+
+
+def untracked_paths() -> set[str] | None:
+    """The checkout's untracked and ignored paths (as ``git status`` lists them), tool caches aside; None
+    outside a git checkout."""
+    try:
+        status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=ROOT, capture_output=True,
+                                text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if status.returncode != 0:
+        return None
+    paths = {line[3:] for line in status.stdout.splitlines() if line[:2] in ("??", "!!")}
+    return {path for path in paths if not TOOL_CACHES.search(path)}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def source_tree_stays_clean():
+    """No test writes into the source tree (a build of the example plugin once left build/ there)."""
+    before = untracked_paths()
+    yield
+    after = untracked_paths()
+    if before is not None and after is not None:
+        assert after <= before, f"the tests wrote into the source tree: {sorted(after - before)}"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -48,18 +144,11 @@ def private_embedding_cache(tmp_path_factory):
     folder = tmp_path_factory.mktemp("embedding-cache")
     previous = os.environ.get("PAIRMEASURES_CACHE_DIR")
     os.environ["PAIRMEASURES_CACHE_DIR"] = str(folder)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     yield folder
     if previous is None:
         os.environ.pop("PAIRMEASURES_CACHE_DIR", None)
     else:
         os.environ["PAIRMEASURES_CACHE_DIR"] = previous
-
-
-#: The mirror layout of pairmeasures.datasets over the shared data: Wiki-Balance Synthetic is its sample.
-MIRROR = {"perspectrum": "perspectrum", "procon": "procon", "grep-biasir": "grep-biasir",
-          "msmarco-gender": "msmarco-gender", "wiki-balance-categories.tsv": "wiki-balance-categories.tsv",
-          "wiki-balance-synthetic": "wiki-balance-sample"}
 
 
 def build_mirror(folder: Path, data: Path) -> Path:
@@ -71,14 +160,13 @@ def build_mirror(folder: Path, data: Path) -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def private_dataset_folders(tmp_path_factory):
-    """Tests (and the commands they start) use a private ir_datasets home, and PAIRMEASURES_DATA points
-    at a mirror of the shared data, as the docs examples expect."""
+    """Tests (and the commands they start) use a private ir_datasets home, and PAIRMEASURES_DATA points at
+    a mirror of the real data, as the docs examples expect (unset when there is none)."""
     previous = {name: os.environ.get(name) for name in ("IR_DATASETS_HOME", "PAIRMEASURES_DATA")}
     os.environ["IR_DATASETS_HOME"] = str(tmp_path_factory.mktemp("ir-datasets-home"))
-    try:
-        data = shared_path("PAIRMEASURES_DATA_DIR", "data")
-        os.environ["PAIRMEASURES_DATA"] = str(build_mirror(tmp_path_factory.mktemp("mirror"), data))
-    except FileNotFoundError:
+    if DATA and not missing_data():
+        os.environ["PAIRMEASURES_DATA"] = str(build_mirror(tmp_path_factory.mktemp("mirror"), Path(DATA)))
+    else:
         os.environ.pop("PAIRMEASURES_DATA", None)
     yield
     for name, value in previous.items():

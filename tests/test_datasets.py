@@ -2,8 +2,8 @@
 mirrors, damaged files, downloads (through a stand-in network), the MS MARCO query sets over a
 miniature collection, and the command line.
 
-The session's PAIRMEASURES_DATA is a mirror of the shared data (conftest.py); its
-``wiki-balance-synthetic`` is the Wiki-Balance sample.
+The session's PAIRMEASURES_DATA is a mirror of the real data (conftest.py, fixture ``data_mirror``); its
+``wiki-balance-synthetic`` is the Wiki-Balance sample. Tests that need it are skipped without the real data.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ def everything(dataset) -> dict:
             "labels": list(dataset.labels_iter()), "query_info": list(dataset.query_info_iter())}
 
 
+@pytest.mark.usefixtures("data_mirror")
 @pytest.mark.parametrize("dataset_id", LABELLED)
 def test_counts_are_those_of_the_data_readme(dataset_id):
     dataset = ir_datasets_here().load(dataset_id)
@@ -62,6 +63,7 @@ def test_counts_are_those_of_the_data_readme(dataset_id):
     assert all(type(doc) is dataset.docs_cls() for doc in records["docs"])
 
 
+@pytest.mark.usefixtures("data_mirror")
 @pytest.mark.parametrize("dataset_id", LABELLED)
 def test_every_judgement_and_label_refers_to_an_existing_document_and_query(dataset_id):
     records = everything(ir_datasets_here().load(dataset_id))
@@ -73,6 +75,7 @@ def test_every_judgement_and_label_refers_to_an_existing_document_and_query(data
     assert [info.query_id for info in records["query_info"]] == [query.query_id for query in records["queries"]]
 
 
+@pytest.mark.usefixtures("data_mirror")
 def test_wiki_balance_sample_perspectives_topics_and_domains():
     records = everything(ir_datasets_here().load("pair/wiki-balance/synthetic"))
     sides = defaultdict(set)
@@ -88,6 +91,7 @@ def test_wiki_balance_sample_perspectives_topics_and_domains():
     assert sorted(q for q, i in info.items() if not i.domains) == ["65735_1", "65735_7"]  # topic absent from the table
 
 
+@pytest.mark.usefixtures("data_mirror")
 def test_perspectrum_procon_and_grep_biasir_details():
     irds = ir_datasets_here()
     claims = list(irds.load("pair/perspectrum").query_info_iter())
@@ -104,6 +108,7 @@ def test_perspectrum_procon_and_grep_biasir_details():
     assert Counter(i.category for i in grep.query_info_iter())["Sex & Relationship"] == 23
 
 
+@pytest.mark.usefixtures("data_mirror")
 @pytest.mark.parametrize("dataset_id", LABELLED)
 def test_pyterrier_reaches_every_dataset(dataset_id):
     import pyterrier as pt
@@ -118,6 +123,7 @@ def test_pyterrier_reaches_every_dataset(dataset_id):
     assert set(judgements.docno) <= {doc["docno"] for doc in corpus}
 
 
+@pytest.mark.usefixtures("data_mirror")
 def test_relevance_and_bias_end_to_end_on_procon(tmp_path):
     import ir_measures
     import pandas as pd
@@ -151,6 +157,7 @@ def test_relevance_and_bias_end_to_end_on_procon(tmp_path):
     assert 0.5 < ndcg["BM25"] < 1.0 and 0.0 < rkl["BM25"] < 0.5 and 0.0 < duo["BM25"] < 0.5
 
 
+@pytest.mark.usefixtures("data_mirror")
 def test_msmarco_gender_query_sets_over_a_miniature_collection(data_dir):
     """ir_datasets' own msmarco-passage files, written small into the private home: the passages the
     sample runs rank in their top 10, and made-up judgements (bert_L2's top-scored passages are relevant)."""
@@ -456,7 +463,8 @@ def served(resource, files: dict[str, bytes]) -> dict[str, bytes]:
     return {remote.url: files[remote.name] for remote in resource.remote}
 
 
-def test_downloads_convert_the_public_sources_to_the_mirror_layout(tmp_path, data_dir, monkeypatch):
+@pytest.mark.stand_in_network
+def test_downloads_convert_the_public_sources_to_the_mirror_layout(tmp_path, data_dir, data_mirror, monkeypatch):
     from pairmeasures.datasets import _catalogue as catalogue
     from pairmeasures.datasets._loaders import load_tables
 
@@ -468,13 +476,12 @@ def test_downloads_convert_the_public_sources_to_the_mirror_layout(tmp_path, dat
              **served(catalogue.WIKI_BALANCE_CATEGORIES, categories_sources(data_dir / "wiki-balance-categories.tsv")),
              **served(catalogue.WIKI_BALANCE_SYNTHETIC, wiki_balance_sources(data_dir / "wiki-balance-sample"))}
     requested = stand_in_network(monkeypatch, files)
-    mirror = os.environ["PAIRMEASURES_DATA"]
     monkeypatch.delenv("PAIRMEASURES_DATA")
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "home"))
     for spec in catalogue.SPECS:
         if spec.id == "pair/wiki-balance/natural":
             continue
-        downloaded, reference = load_tables(spec), load_tables(spec, data=mirror)
+        downloaded, reference = load_tables(spec), load_tables(spec, data=data_mirror)
         for field in ("queries", "docs", "qrels", "labels", "query_info"):
             assert sorted(getattr(downloaded, field) or ()) == sorted(getattr(reference, field) or ()), (spec.id, field)
     assert sorted(requested) == sorted(files)  # each source fetched once, though two datasets share some
@@ -487,6 +494,7 @@ def test_downloads_convert_the_public_sources_to_the_mirror_layout(tmp_path, dat
                           if resource.name != "wiki-balance-natural")
 
 
+@pytest.mark.stand_in_network
 def test_without_mirror_or_network_the_error_says_what_to_put_where(tmp_path, data_dir, monkeypatch):
     from pairmeasures.datasets import _catalogue as catalogue
 
@@ -509,11 +517,12 @@ def test_without_mirror_or_network_the_error_says_what_to_put_where(tmp_path, da
     assert len(list(dataset.docs_iter())) == 953 and requested == [url]
 
 
+@pytest.mark.stand_in_network
 def test_a_source_in_another_format_is_named_and_nothing_half_converted_stays(tmp_path, monkeypatch):
     from pairmeasures.datasets import _catalogue as catalogue
 
     ir_datasets_here()
-    monkeypatch.delenv("PAIRMEASURES_DATA")
+    monkeypatch.delenv("PAIRMEASURES_DATA", raising=False)
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "home"))
     (url,) = [remote.url for remote in catalogue.PROCON.remote]
     stand_in_network(monkeypatch, {url: json.dumps([{"url": "https://golf.procon.org", "claim_title": "Golf"}]).encode()})
@@ -560,6 +569,7 @@ def cache_entries(tmp_path) -> list[str]:
     return sorted(entry for entry in entries if not entry.startswith(".parsed"))  # records parsed from a mirror
 
 
+@pytest.mark.stand_in_network
 def test_a_download_unlike_its_pinned_checksum_is_rejected_and_not_kept(tmp_path, data_dir, monkeypatch):
     import dataclasses
 
@@ -579,6 +589,7 @@ def test_a_download_unlike_its_pinned_checksum_is_rejected_and_not_kept(tmp_path
     assert len(list(procon_downloads(monkeypatch, tmp_path, remote=right)().docs_iter())) == 953
 
 
+@pytest.mark.stand_in_network
 def test_a_later_download_must_match_the_checksum_of_the_first(tmp_path, data_dir, monkeypatch):
     from pairmeasures.datasets import _catalogue as catalogue
 
@@ -607,6 +618,7 @@ def test_a_later_download_must_match_the_checksum_of_the_first(tmp_path, data_di
         list(procon_downloads(monkeypatch, tmp_path, converted=())().docs_iter())
 
 
+@pytest.mark.stand_in_network
 def test_a_conversion_unlike_the_pinned_files_is_rejected_naming_the_file(tmp_path, data_dir, monkeypatch):
     from pairmeasures.datasets import _catalogue as catalogue
 
@@ -647,6 +659,7 @@ IMPORT_ORDERS = {
 }
 
 
+@pytest.mark.usefixtures("data_mirror")
 @pytest.mark.parametrize("order", IMPORT_ORDERS, ids=list(IMPORT_ORDERS))
 def test_the_datasets_are_registered_in_every_import_order(order):
     result = python(f"import importlib, importlib.util, sys; {IMPORT_ORDERS[order]}")
@@ -671,13 +684,12 @@ def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pairmeasures", *args], capture_output=True, text=True, timeout=300)
 
 
-def test_datasets_command_lists_where_each_dataset_resolves_from(tmp_path, data_dir):
+def test_datasets_command_lists_where_each_dataset_resolves_from(tmp_path, data_mirror):
     result = cli("datasets", "--format", "json")
     assert result.returncode == 0, result.stderr
     rows = {row["dataset"]: row for row in json.loads(result.stdout)}
-    mirror = os.environ["PAIRMEASURES_DATA"]
     assert list(rows) == list(DATASET_IDS)
-    assert rows["pair/procon"] == {"dataset": "pair/procon", "resolves from": f"PAIRMEASURES_DATA: {mirror}/procon",
+    assert rows["pair/procon"] == {"dataset": "pair/procon", "resolves from": f"PAIRMEASURES_DATA: {data_mirror}/procon",
                                    "available": "yes"}
     assert rows["pair/wiki-balance/natural"]["available"] == "after download"
     assert rows["pair/wiki-balance/natural"]["resolves from"].startswith("download: SALT-NLP/wiki-balance-natural")

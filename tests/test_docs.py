@@ -19,7 +19,9 @@ def python_blocks(page: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if python_blocks(p)], ids=lambda p: p.name)
-def test_examples_run(page, monkeypatch, tmp_path):
+def test_examples_run(page, monkeypatch, tmp_path, request):
+    if any("pair/" in block for block in python_blocks(page)):
+        request.getfixturevalue("data_mirror")  # examples on the registered datasets read the real data
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": f"docs_{page.stem}"}
     with warnings.catch_warnings():

@@ -81,10 +81,11 @@ def test_exact_bounds_and_value_match_brute_force(mask, step, measure, all_prote
     assert lo == pytest.approx(min(raws), abs=1e-12) and hi == pytest.approx(max(raws), abs=1e-12)
     raw = raw_by_definition(mask, measure, step, **options)
     assert group_fairness_raw(mask, measure, step, **options) == pytest.approx(raw, abs=1e-12)
-    value = group_fairness_lists(mask, [0, len(mask)], measure, step, **options).value[0]
+    result = group_fairness_lists(mask, [0, len(mask)], measure, step, **options)
     if max(raws) - min(raws) > 1e-9:
-        assert value == pytest.approx((raw - min(raws)) / (max(raws) - min(raws)), abs=1e-9)
-    assert 0.0 <= value <= 1.0
+        assert result.value[0] == pytest.approx((raw - min(raws)) / (max(raws) - min(raws)), abs=1e-9)
+    else:  # every ranking ties: the documented value, flagged
+        assert result.value[0] == 0.0 and result.degenerate[0]
 
 
 def test_kl_uses_zero_log_zero_by_default():

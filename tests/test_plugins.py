@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -66,11 +67,14 @@ def run_python(code: str, **env) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def installed_example_plugin(tmp_path_factory) -> Path:
-    """pip-install the example plugin into a private folder, as a user would install it."""
+    """pip-install the example plugin into a private folder, as a user would install it, from a copy of its
+    source (a build leaves build/ and *.egg-info beside the source, which must stay clean)."""
+    source = tmp_path_factory.mktemp("source") / "pairmeasures-exposure"
+    shutil.copytree(ROOT / "plugins" / "pairmeasures-exposure", source,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     target = tmp_path_factory.mktemp("site")
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--target", str(target), str(ROOT / "plugins" / "pairmeasures-exposure")],
-                   check=True, capture_output=True, text=True, timeout=600)
+                    "--target", str(target), str(source)], check=True, capture_output=True, text=True, timeout=600)
     return target
 
 

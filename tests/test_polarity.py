@@ -137,13 +137,15 @@ def test_validation_matches_a_direct_computation(procon_subset, embedder):
     assert 0.5 <= result["consistent_accuracy"] <= result["accuracy"] <= 1.0
 
 
-def test_validate_polarity_command_prints_json(procon_subset):
+def test_validate_polarity_command_prints_json(procon_subset, embedder):
+    expected = validate_polarity(procon_subset, embedder=embedder)  # fills the session's embedding cache
     command = [sys.executable, "-m", "pairmeasures", "validate-polarity", str(procon_subset), "--json"]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert {"accuracy", "consistent_accuracy", "queries", "documents"} <= set(report)
-    assert report["queries"] == 4 and report["embedded_now"] == 0  # the session cache already holds them
+    assert report["accuracy"] == pytest.approx(expected["accuracy"])
+    assert report["queries"] == 4 and report["embedded_now"] == 0  # the command reads the cache the test filled
     folder_without_labels = procon_subset.parent / "nolabels"
     folder_without_labels.mkdir(exist_ok=True)
     for name in ("corpus.jsonl", "queries.jsonl"):
@@ -202,7 +204,7 @@ def test_polarity_scorer_on_an_empty_frame_and_without_text(embedder):
     scorer = pm.PolarityScorer(PolarityModel(fit=toy_fit(), embedder=embedder))
     empty = scorer(pd.DataFrame(columns=["qid", "query", "docno", "score", "rank", "text"]))
     assert "polarity" in empty.columns and len(empty) == 0
-    with pytest.raises(Exception, match="text"):
+    with pytest.raises(pt.validate.InputValidationError, match=r"missing_columns=\['text'\]"):
         scorer(pd.DataFrame({"qid": ["q1"], "query": ["x"], "docno": ["d"], "score": [1.0], "rank": [0]}))
 
 
