@@ -147,3 +147,19 @@ def test_experiment_excludes_degenerate_queries_and_counts_the_measured_ones():
     tested = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
                         baseline=0, test=omit).set_index("name")
     assert np.isfinite(tested.loc["second", f"{duo_excluded} p-value"])
+
+
+def test_a_protected_group_no_document_has_is_an_error_but_a_batch_may_lack_it(toy):
+    run = toy.runs["pro-first"].assign(group=lambda f: np.where((f.qid == "q1") & (f.group == "pro"), "PRO", f.group))
+    system = pt.Transformer.from_df(run)
+    with pytest.raises(pm.RunInputError, match=r"rKL\(protected='Pro'\)@5: no document has group 'Pro'; groups seen: "
+                                               r"'PRO', 'con', 'pro'"):
+        experiment([system], toy.topics, toy.qrels, eval_metrics=[pm.rKL(protected="Pro") @ 5])
+    # pt.Experiment(batch_size=1) shows the evaluator one query at a time: q1's batch has no 'pro' document,
+    # which is no error there; the query is degenerate (and said to be), the others are measured
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"1 of 1 queries .*no document of the protected group 'pro'"):
+        per_query = pt.Experiment([system], toy.topics, toy.qrels, eval_metrics=[pm.rKL(protected="pro") @ 5],
+                                  batch_size=1, perquery=True).set_index("qid")["value"]
+    whole = experiment([system], toy.topics, toy.qrels, eval_metrics=[pm.rKL(protected="pro") @ 5],
+                       perquery=True).set_index("qid")["value"]
+    assert per_query["q1"] == 0.0 and per_query.to_dict() == whole.to_dict()
