@@ -44,11 +44,11 @@ def main() -> None:
         brute = brute_force_bounds(p, step)
         exact = duo_bounds(p, step)
         assert np.allclose(brute, exact, rtol=1e-12, atol=1e-12), (brute, exact)
-        t_brute = best_of(lambda: brute_force_bounds(p, step), 5)
-        t_single = min(per_call(lambda: duo_bounds(p, step), 500) for _ in range(3))
+        t_brute = best_of(lambda p=p, step=step: brute_force_bounds(p, step), 5)
+        t_single = min(per_call(lambda p=p, step=step: duo_bounds(p, step), 500) for _ in range(3))
         many = rng.normal(size=(5000, 8))
         offsets = np.arange(5001) * 8
-        t_batch = best_of(lambda: duo_lists(many.ravel(), offsets, step), 3) / 5000
+        t_batch = best_of(lambda many=many, offsets=offsets, step=step: duo_lists(many.ravel(), offsets, step), 3) / 5000
         results[f"n8_step{step}"] = {
             "brute_force_ms": round(t_brute * 1e3, 3),
             "single_call_ms": round(t_single * 1e3, 4),
@@ -62,9 +62,9 @@ def main() -> None:
 
     for step in (1, 2):
         long = rng.normal(size=1000)
-        t_single = best_of(lambda: duo_bounds(long, step), 5)
+        t_single = best_of(lambda long=long, step=step: duo_bounds(long, step), 5)
         twenty = rng.normal(size=20 * 1000)
-        t_batch = best_of(lambda: duo_lists(twenty, np.arange(21) * 1000, step), 3) / 20
+        t_batch = best_of(lambda twenty=twenty, step=step: duo_lists(twenty, np.arange(21) * 1000, step), 3) / 20
         results[f"n1000_step{step}"] = {"single_call_ms": round(t_single * 1e3, 2),
                                         "batched_per_query_ms": round(t_batch * 1e3, 2), "target_ms": 50}
         print(f"n=1000 step={step}: {t_single * 1e3:.1f} ms single call, {t_batch * 1e3:.1f} ms per query in a "
@@ -72,7 +72,7 @@ def main() -> None:
 
     mask = rng.random(1000) < 0.4
     for measure in ("rnd", "rkl", "rrd"):
-        t = best_of(lambda: group_fairness_lists(mask, [0, 1000], measure), 3)
+        t = best_of(lambda measure=measure: group_fairness_lists(mask, [0, 1000], measure), 3)
         results[f"{measure}_exact_n1000_ms"] = round(t * 1e3, 2)
         print(f"{measure} exact bounds, n=1000 with 40% protected: {t * 1e3:.1f} ms")
     print("saved", save("duo_bounds", results))

@@ -112,7 +112,8 @@ def main() -> None:
             dense = "dense" in name
             for label, queries in (("original_queries", topics),
                                    ("queries_plus_woman", topics.assign(query=topics["query"] + " woman"))):
-                crbo = counterfactual_rbo(lambda documents: build(documents, dense), corpus, queries, p=0.9, depth=10)
+                crbo = counterfactual_rbo(lambda documents, dense=dense: build(documents, dense), corpus, queries, p=0.9,
+                                          depth=10)
                 entry[f"crbo10_{label}"] = round(crbo.mean, 4)
             results["systems"][name] = entry
 

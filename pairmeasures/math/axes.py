@@ -67,10 +67,10 @@ def fit_axes(fit, components: int = 1, labels: Optional[Sequence] = None, positi
     axes = vt[:components].copy()
     explained = singular[:components] ** 2 / x.shape[0]
     if labels is not None:
-        labels = np.asarray(labels, dtype=object)
-        if labels.shape[0] != x.shape[0]:
-            raise ValueError(f"labels has {labels.shape[0]} entries for {x.shape[0]} fit documents")
-        chosen = labels == positive
+        label_array = np.asarray(labels, dtype=object)
+        if label_array.shape[0] != x.shape[0]:
+            raise ValueError(f"labels has {label_array.shape[0]} entries for {x.shape[0]} fit documents")
+        chosen = label_array == positive
         if chosen.any() and (~chosen).any():
             scores = (x - mean) @ axes.T
             flip = scores[chosen].mean(axis=0) < scores[~chosen].mean(axis=0)
@@ -123,8 +123,8 @@ def remove_directions(x, directions) -> np.ndarray:
 def difference_of_means(x, groups: Sequence, first, second) -> np.ndarray:
     r"""Unit direction :math:`(\mu_{\mathrm{first}} - \mu_{\mathrm{second}}) / \lVert \cdot \rVert` between two groups of rows of ``x``."""
     x = _matrix(x, "embeddings")
-    groups = np.asarray(groups, dtype=object)
-    a, b = groups == first, groups == second
+    owners = np.asarray(groups, dtype=object)
+    a, b = owners == first, owners == second
     if not a.any() or not b.any():
         raise ValueError(f"difference of means needs documents of both groups {first!r} and {second!r}")
     direction = x[a].mean(axis=0) - x[b].mean(axis=0)

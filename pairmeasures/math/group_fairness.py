@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._lists import check_offsets, chunks_by_length, list_lengths, pad_lists, segment_sum
 
@@ -93,8 +94,8 @@ def _bernoulli_kl(px: np.ndarray, qx: np.ndarray) -> np.ndarray:
     return first + second
 
 
-def prefix_disparity(measure: str, protected_top: np.ndarray, depth: np.ndarray, protected_total: np.ndarray,
-                     total: np.ndarray, kl_eps: float = 0.0, all_protected: str = "limit") -> np.ndarray:
+def prefix_disparity(measure: str, protected_top: ArrayLike, depth: ArrayLike, protected_total: ArrayLike,
+                     total: ArrayLike, kl_eps: float = 0.0, all_protected: str = "limit") -> np.ndarray:
     """Per-prefix disparity f(i, c_i) of ``measure`` (arrays broadcast together).
 
     ``protected_top`` is c_i, ``depth`` is i, ``protected_total`` is p and ``total`` is N.

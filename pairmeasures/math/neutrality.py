@@ -166,7 +166,9 @@ def ranker_agnostic_fairr(omega_background, k: int) -> float:
     """The reference's ranker-agnostic FaiRR@k: mean ω of the background set times
     :math:`\\sum_{r=1}^{k} 1/\\log_2(r + 1)` (k positions even when the set is smaller)."""
     values, _ = _single(omega_background)
-    k = _check_k(k)
+    depth = _check_k(k)
+    if depth is None:
+        raise ValueError("the ranker-agnostic FaiRR needs a cutoff k (a positive integer)")
     if values.size == 0:
         return 0.0
-    return float(values.mean() * position_discount(np.arange(1, k + 1)).sum())
+    return float(values.mean() * position_discount(np.arange(1, depth + 1)).sum())

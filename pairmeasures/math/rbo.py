@@ -23,7 +23,7 @@ __all__ = ["rbo"]
 
 
 def _positions(items: Sequence, name: str) -> dict:
-    positions = {}
+    positions: dict = {}
     for rank, item in enumerate(items, start=1):
         if item in positions:
             raise ValueError(f"{name} lists {item!r} twice (ranks {positions[item]} and {rank}); "
@@ -38,7 +38,7 @@ def rbo(a: Sequence, b: Sequence, p: float = 0.9) -> float:
         raise ValueError(f"p must be in (0, 1); got {p}")
     first, second = _positions(a, "the first ranking"), _positions(b, "the second ranking")
     short, long_ = (first, second) if len(first) <= len(second) else (second, first)
-    s, l = len(short), len(long_)
+    s, l = len(short), len(long_)  # noqa: E741 (s and l as in Webber et al.'s Eq. 32)
     if s == 0:
         return 1.0 if l == 0 else 0.0
     # An item in both lists joins the overlap at depth max(its two ranks).

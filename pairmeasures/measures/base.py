@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, NoReturn, Optional
 
 import numpy as np
 from ir_measures import measures
@@ -138,6 +138,8 @@ class PairMeasure(measures.Measure):
     ``DEGENERATE_REASON``, and implement :meth:`compute`."""
 
     SIDE_INPUTS: ClassVar[tuple[SideInput, ...]] = ()
+    #: Shown by ``pairmeasures measures``: a one-line description of what the measure measures.
+    SHORT_DESC: ClassVar[str] = ""
     #: Value of a query with nothing to measure (also ``DEFAULT`` for queries without results).
     DEGENERATE: ClassVar[float] = 0.0
     #: Says, in a few words, when a query has nothing to measure.
@@ -353,7 +355,7 @@ def _convert(raw, side: SideInput, lists: RankedLists, measure: PairMeasure, ori
 
 
 def _raise_first_unconvertible(raw: np.ndarray, rows: np.ndarray, side: SideInput, lists: RankedLists,
-                               measure: PairMeasure, origin: str) -> None:
+                               measure: PairMeasure, origin: str) -> NoReturn:
     """Raise a RunInputError naming the first value that is not a number or a sequence of numbers, or
     the first two documents with different numbers of axes (the slow path of :func:`_convert`)."""
     widths: dict[int, int] = {}  # number of axes (0: a scalar) -> first row with it

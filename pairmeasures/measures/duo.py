@@ -56,7 +56,7 @@ class _Duo(PairMeasure):
                 values = np.take_along_axis(values, pick, axis=1)[:, 0]
             else:
                 values = values.mean(axis=1)
-            degenerate = degenerate.all(axis=1)
+            degenerate = np.asarray(degenerate.all(axis=1))
         return MeasureValues(values=values, degenerate=degenerate, causes=self._causes(lists, scores, degenerate))
 
     def _causes(self, lists: RankedLists, scores: np.ndarray, degenerate: np.ndarray) -> np.ndarray:

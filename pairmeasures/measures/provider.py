@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import sys
 import warnings
-from typing import Iterable, Iterator, List
+from typing import Iterable, Iterator, List, Optional, cast
 
 import numpy as np
 from ir_measures import Metric, providers
+from ir_measures.measures import Measure
 from ir_measures.util import QrelsConverter, RunConverter
 
 from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure
@@ -29,28 +30,30 @@ class PairProvider(providers.Provider):
         measure.validate_params()
         return isinstance(measure, PairMeasure)
 
-    def run_inputs(self, measures: Iterable[PairMeasure]) -> List[str]:
+    def run_inputs(self, measures: Iterable[Measure]) -> List[str]:
         """The run columns the measures read; their resources are checked first, because pt.Experiment asks
         for these columns while validating its pipelines, before running any of them."""
         columns = {"query_id", "doc_id", "score"}
-        for measure in measures:
+        for measure in cast(Iterable[PairMeasure], measures):  # the measures this provider supports
             measure.check_resources()
             columns.update(measure.run_columns())
         return sorted(columns)
 
-    def qrel_inputs(self, measures: Iterable[PairMeasure]) -> List[str]:
+    def qrel_inputs(self, measures: Iterable[Measure]) -> List[str]:
         return ["query_id", "doc_id", "relevance"]
 
     def _evaluator(self, measures, qrels) -> "PairEvaluator":
         measures = list(measures)
         for measure in measures:
             measure.check_resources()
-        _pyterrier_uses_aggregators()
+        _pyterrier_uses_aggregators(measures)
         return PairEvaluator(measures, qrels)
 
 
 class PairEvaluator(providers.Evaluator):
     """Scores runs against fixed qrels for a set of pairmeasures measures."""
+
+    measures: List[PairMeasure]
 
     def __init__(self, measures: List[PairMeasure], qrels):
         frame = QrelsConverter(qrels, strict=False).as_pd_dataframe()
@@ -68,7 +71,7 @@ class PairEvaluator(providers.Evaluator):
         super().__init__(measures, set(query_ids))
         self.query_ids = np.asarray(query_ids, dtype=object)
         self._qrels = frame
-        self._lookup = None
+        self._lookup: Optional[QrelsLookup] = None
 
     def _relevance(self) -> QrelsLookup:
         if self._lookup is None:
@@ -78,10 +81,10 @@ class PairEvaluator(providers.Evaluator):
     def _iter_calc(self, run) -> Iterator[Metric]:
         frame = RunConverter(run, strict=False).as_pd_dataframe()
         depths = [m.depth() for m in self.measures]
-        depth = None if any(d is None for d in depths) else max(depths, default=None)
-        columns = {c for m in self.measures for c in m.run_columns()}
-        columns |= {c for m in self.measures for c in m.optional_run_columns() if c in frame.columns}
-        columns = sorted(columns)
+        depth = None if None in depths else max((d for d in depths if d is not None), default=None)
+        wanted = {c for m in self.measures for c in m.run_columns()}
+        wanted |= {c for m in self.measures for c in m.optional_run_columns() if c in frame.columns}
+        columns = sorted(wanted)
         needs_relevance = any(m.needs_relevance() for m in self.measures)
         try:
             lists = build_ranked_lists(frame, self.query_ids, depth, columns,
@@ -153,16 +156,25 @@ def _warn_degenerate(measure: PairMeasure, query_ids: np.ndarray, result: Measur
     )
 
 
-def _pyterrier_uses_aggregators() -> None:
+def _pyterrier_uses_aggregators(measures: List[PairMeasure]) -> None:
     """Make pt.Experiment's means use our measures' aggregators, as ``ir_measures.calc_aggregate`` does.
 
-    PyTerrier 1.1 averages the per-query values itself (``_mean_of_measures``) instead of asking
-    ``measure.aggregator()``, which would count ``degenerate='exclude'`` NaNs and average ``Measured`` counts.
-    Installed once, when PyTerrier is loaded and one of our evaluators is built; other measures keep PyTerrier's mean.
+    PyTerrier 1.1 averages the per-query values itself (``pyterrier._evaluation._rendering._mean_of_measures``)
+    instead of asking ``measure.aggregator()``: it would average ``Measured`` counts and take NaN means under
+    ``degenerate='exclude'``. Replaced once, when PyTerrier is loaded and one of our evaluators is built; other
+    measures keep PyTerrier's mean. A PyTerrier without that function gets a warning when it matters.
     """
+    if "pyterrier" not in sys.modules or not any(_needs_own_aggregator(m) for m in measures):
+        return
     rendering = sys.modules.get("pyterrier._evaluation._rendering")
     plain_mean = getattr(rendering, "_mean_of_measures", None)
-    if plain_mean is None or getattr(plain_mean, "pairmeasures", False):
+    if rendering is None or plain_mean is None:
+        warnings.warn("this PyTerrier version has no pyterrier._evaluation._rendering._mean_of_measures: "
+                      "pt.Experiment may average Measured(...) counts and give NaN means under degenerate='exclude'; "
+                      "use ir_measures.calc_aggregate, or pt.Experiment(perquery=True) and aggregate yourself",
+                      RuntimeWarning, stacklevel=4)
+        return
+    if plain_mean in _OUR_MEANS:
         return
 
     def mean_of_measures(result, measures=None, num_q=None):
@@ -176,8 +188,17 @@ def _pyterrier_uses_aggregators() -> None:
                 means[name] = aggregator.result()
         return means
 
-    mean_of_measures.pairmeasures = True
-    rendering._mean_of_measures = mean_of_measures
+    _OUR_MEANS.add(mean_of_measures)
+    vars(rendering)["_mean_of_measures"] = mean_of_measures
+
+
+#: The replacements of PyTerrier's mean installed by :func:`_pyterrier_uses_aggregators` (installed once).
+_OUR_MEANS: set = set()
+
+
+def _needs_own_aggregator(measure: PairMeasure) -> bool:
+    """Whether the plain mean over all queries would misreport ``measure`` (NaNs left out, or a count)."""
+    return type(measure).aggregator is not PairMeasure.aggregator or measure.excludes_degenerate()
 
 
 def _pair_measure(name: str):

@@ -152,8 +152,9 @@ def in_pyterrier_batch() -> bool:
     time with the qrels of that batch alone (empty for a batch of unjudged topics), so checks that need the
     whole run or all qrels must not fire there. Recognised by its frame on the call stack (PyTerrier 1.x)."""
     import sys
+    from types import FrameType
 
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None:
         if (frame.f_code.co_name == "_run_and_evaluate" and frame.f_globals.get("__name__", "").startswith("pyterrier.")
                 and frame.f_locals.get("batch_size") is not None):

@@ -92,7 +92,7 @@ def register_plugins(manager: pluggy.PluginManager) -> None:
             sideinfo.register_scheme(scheme, factory)
 
     registry = ir_measures.measures.registry
-    builtin_types = {m.NAME: type(m) for m in BUILTIN_MEASURES}
+    builtin_types: dict = {m.NAME: type(m) for m in BUILTIN_MEASURES}
     for name, measures in _hook_results(manager, "pairmeasures_measures", list):
         for measure in measures:
             if not isinstance(measure, PairMeasure):

@@ -126,7 +126,7 @@ class TsvSource:
         self.path = Path(path).expanduser()
         if not self.path.is_file():
             raise SideInfoError(f"side-information file {str(self.path)!r} does not exist")
-        header, lines, columns = read_table(self.path)
+        header, line_numbers, columns = read_table(self.path)
         query_key = next((k for k in _QUERY_KEYS if k in header), None)
         doc_key = next((k for k in _DOC_KEYS if k in header), None)
         if doc_key is None:
@@ -138,7 +138,7 @@ class TsvSource:
             values = [value_column]
         if not values:
             raise DataFileError(self.path, 1, f"has no value column besides its ids ({header})")
-        lines = np.asarray(lines, dtype=np.int64)
+        lines = np.asarray(line_numbers, dtype=np.int64)
         keys = [query_key, doc_key] if query_key is not None else [doc_key]
         for name in keys + values:
             empty = np.flatnonzero(np.asarray(columns[name], dtype=object) == "")

@@ -231,7 +231,7 @@ class EmbeddingCache:
         """An error naming the file, SQLite's error and what to do; the file is left as it is."""
         code = getattr(exc, "sqlite_errorcode", None)
         name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
-        advice = _ADVICE.get(code & 0xFF if code is not None else None)
+        advice = _ADVICE.get(code & 0xFF) if code is not None else None
         if code is not None and code & 0xFF in _DAMAGED:
             advice = "the file is damaged; move or delete it (a new cache is started on next use)"
         return EmbeddingCacheError(f"embedding cache {str(self.path)!r}: could not {doing} ({name}: {exc})"
@@ -255,7 +255,7 @@ class EmbeddingCache:
         """Record a human-readable description of a model key (shown by :meth:`stats`)."""
         with self._lock:
             connection = self._connect()
-            if self.read_only:
+            if self.read_only or connection is None:
                 return
             self._execute(connection, "record a model", sqlite3.Connection.execute,
                           "INSERT OR IGNORE INTO models (model, description, created) VALUES (?, ?, ?)",
@@ -267,7 +267,9 @@ class EmbeddingCache:
         unique = list(dict.fromkeys(keys))
         with self._lock:
             connection = self._connect()
-            for start in range(0, len(unique) if connection is not None else 0, _BATCH):
+            for start in range(0, len(unique), _BATCH):
+                if connection is None:  # a read-only location without a cache file: nothing stored
+                    break
                 chunk = unique[start:start + _BATCH]
                 rows = self._execute(connection, "read", self._select, model, chunk)
                 for key, dim, blob, crc in rows:
@@ -289,7 +291,7 @@ class EmbeddingCache:
             return
         with self._lock:
             connection = self._connect()
-            if self.read_only:
+            if self.read_only or connection is None:
                 return
             self._execute(connection, "store vectors", self._write, rows)
 
@@ -340,7 +342,7 @@ class EmbeddingCache:
         """Delete every entry (or those of the model key ``model``) and shrink the file; returns the number removed."""
         with self._lock:
             connection = self._connect()
-            if self.read_only:
+            if self.read_only or connection is None:
                 raise EmbeddingCacheError(f"embedding cache {str(self.path)!r} is read-only; nothing can be cleared")
 
             def delete(connection: sqlite3.Connection) -> int:

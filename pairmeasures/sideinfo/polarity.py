@@ -16,7 +16,7 @@ projected out of every embedding before fitting and projecting.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -55,14 +55,15 @@ class FitSet:
         """From a DataFrame with ``qid``, ``text`` and (optionally) a gold ``label`` column."""
         texts: dict = {}
         labels: dict = {}
-        has_labels = label is not None and label in frame.columns
+        label_column = label if label is not None and label in frame.columns else None
+        has_labels = label_column is not None
         for row in frame.itertuples(index=False):
             qid = str(row.qid)
             texts.setdefault(qid, []).append(getattr(row, text))
-            if has_labels:
-                labels.setdefault(qid, []).append(str(getattr(row, label)))
-        if has_labels and positive is None:
-            positive = default_positive(frame[label].astype(str))
+            if label_column is not None:
+                labels.setdefault(qid, []).append(str(getattr(row, label_column)))
+        if label_column is not None and positive is None:
+            positive = default_positive(frame[label_column].astype(str))
         return cls(texts=texts, labels=labels if has_labels else None, positive=positive)
 
     @classmethod
@@ -152,7 +153,7 @@ class PolarityModel:
         except ValueError as exc:
             raise PolarityError(f"query {qid!r}: {exc}") from exc
 
-    def score(self, qids: Sequence[str], texts: Sequence[str], errors: str = "raise") -> np.ndarray:
+    def score(self, qids: Iterable[str], texts: Sequence[str], errors: str = "raise") -> np.ndarray:
         """Polarity of each (query, document text) pair: shape ``(n,)``, or ``(n, components)``.
 
         ``errors="skip"``: a query whose axes cannot be fitted gets NaN scores instead of a
@@ -160,11 +161,11 @@ class PolarityModel:
         """
         if errors not in ("raise", "skip"):
             raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
-        qids = np.asarray([str(q) for q in qids], dtype=object)
+        query_ids = np.asarray([str(q) for q in qids], dtype=object)
         vectors = self._embed(list(texts)) if len(texts) else np.zeros((0, 0))
-        scores = np.full((len(qids), self.components), np.nan)
-        for qid in dict.fromkeys(qids):
-            rows = np.flatnonzero(qids == qid)
+        scores = np.full((len(query_ids), self.components), np.nan)
+        for qid in dict.fromkeys(query_ids):
+            rows = np.flatnonzero(query_ids == qid)
             try:
                 axes = self.axes(qid) if self.fit is not None else self._fit(qid, vectors[rows], None)
             except PolarityError as exc:
@@ -218,8 +219,8 @@ class PolaritySource:
                                     f"{type(value).__name__}, not a string; decode or convert it before evaluating")
             if self.corpus is not None and doc_id in self.corpus.corpus:
                 texts.append(self.corpus.document_text(doc_id, self.text))
-            elif column is None:
-                raise PolarityError(f"document {doc_id!r} is not in {str(self.corpus.path)!r} and the run has no "
+            elif column is None:  # then there is a corpus (checked above)
+                raise PolarityError(f"document {doc_id!r} is not in {str(getattr(self.corpus, 'path', ''))!r} and the run has no "
                                     "'text' column to embed instead")
             else:
                 texts.append(None)  # no text anywhere: the measure reports it (or skips it with missing='skip')
