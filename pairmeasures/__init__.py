@@ -47,7 +47,7 @@ _LAZY = {
     "FitSet": "pairmeasures.sideinfo.polarity",
     "Embedder": "pairmeasures.sideinfo.embed",
     "EmbeddingCache": "pairmeasures.sideinfo.cache",
-    "Lexicon": "pairmeasures.sideinfo.terms",
+    "Lexicon": "pairmeasures.sideinfo.termlists",
     "CounterfactualSubstitution": "pairmeasures.sideinfo.counterfactual",
     "CounterfactualText": "pairmeasures.pipelines.counterfactual",
     "crbo": "pairmeasures.pipelines.counterfactual",

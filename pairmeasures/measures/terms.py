@@ -28,7 +28,9 @@ from ..math import (
 )
 from ..sideinfo import SideInfoError, resolve, resource_key
 from ..sideinfo.memo import Memo
-from ..sideinfo.terms import OVERLAPS, TOKENIZERS, TermCounter, TermStats, parse_targets, term_counter
+from ..sideinfo.termcount import TermCounter, TermStats, term_counter
+from ..sideinfo.termlists import OVERLAPS, parse_targets
+from ..sideinfo.tokenizers import TOKENIZERS
 from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
 
