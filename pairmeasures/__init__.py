@@ -63,6 +63,8 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'pairmeasures' has no attribute {name!r}")
 
+# ``math`` (the array functions, ``pm.math``) is left out: ``from pairmeasures import *`` must not
+# shadow the standard library's ``math``.
 __all__ = [
     "ARaB",
     "AWRF",
@@ -94,7 +96,6 @@ __all__ = [
     "counterfactual_rbo",
     "crbo",
     "hookimpl",
-    "math",
     "plugin_manager",
     "rKL",
     "rND",
