@@ -30,8 +30,7 @@ _MOVED = {
     "irds_scheme": "pairmeasures.sideinfo.text",
 }
 
-__all__ = ["TOKENIZERS", "OVERLAPS", "BUILTIN_TERM_LISTS", "Lexicon", "TermStats", "TermCounter", "tokenize",
-           "parse_targets", "term_counter", "TextSource", "corpus_scheme", "irds_scheme"]
+__all__ = list(_MOVED)  # each comes from __getattr__ (PEP 562), with its warning
 
 
 def __getattr__(name: str):
