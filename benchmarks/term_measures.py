@@ -26,7 +26,7 @@ from _common import best_of, save
 
 
 def make_run(n_queries: int, n_docs: int, n_words: int, seed: int = 0):
-    from pairmeasures.sideinfo.terms import Lexicon
+    from pairmeasures.sideinfo.termlists import Lexicon
 
     rng = np.random.default_rng(seed)
     gendered = np.array(Lexicon.load("gender").terms, dtype=object)
@@ -59,7 +59,7 @@ def main() -> None:
     from ir_measures import nDCG
 
     import pairmeasures as pm
-    from pairmeasures.sideinfo import terms
+    from pairmeasures.sideinfo import termcount
 
     run, qrels = make_run(args.queries, args.docs, args.words)
     measures = [pm.TExFAIR @ 10, pm.TED @ 10, pm.AWRF @ 10, pm.FaiRR @ 10, pm.NFaiRR @ 10,
@@ -73,7 +73,7 @@ def main() -> None:
             warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
             return ir_measures.calc_aggregate(measures, qrels, run)
 
-    terms._COUNTERS.clear()
+    termcount._COUNTERS.clear()
     start = time.perf_counter()
     values = evaluate()
     t_cold = time.perf_counter() - start

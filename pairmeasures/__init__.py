@@ -47,7 +47,7 @@ _LAZY = {
     "FitSet": "pairmeasures.sideinfo.polarity",
     "Embedder": "pairmeasures.sideinfo.embed",
     "EmbeddingCache": "pairmeasures.sideinfo.cache",
-    "Lexicon": "pairmeasures.sideinfo.terms",
+    "Lexicon": "pairmeasures.sideinfo.termlists",
     "CounterfactualSubstitution": "pairmeasures.sideinfo.counterfactual",
     "CounterfactualText": "pairmeasures.pipelines.counterfactual",
     "crbo": "pairmeasures.pipelines.counterfactual",
@@ -63,6 +63,8 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'pairmeasures' has no attribute {name!r}")
 
+# ``math`` (the array functions, ``pm.math``) is left out: ``from pairmeasures import *`` must not
+# shadow the standard library's ``math``.
 __all__ = [
     "ARaB",
     "AWRF",
@@ -94,7 +96,6 @@ __all__ = [
     "counterfactual_rbo",
     "crbo",
     "hookimpl",
-    "math",
     "plugin_manager",
     "rKL",
     "rND",

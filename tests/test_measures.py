@@ -533,3 +533,16 @@ def test_a_protected_group_no_document_has_is_an_error_listing_the_groups_seen()
     only_in_q1 = RUN.assign(group=["con"] + ["pro"] * 9)  # present in one query: the others are degenerate
     with pytest.warns(pm.DegenerateQueryWarning):
         ir_measures.calc_aggregate([pm.rKL(protected="con") @ 5], QRELS, only_in_q1)
+
+
+def test_star_import_leaves_the_standard_library_math_alone():
+    import math as stdlib_math
+
+    namespace: dict = {}
+    exec("import math\nfrom pairmeasures import *", namespace)
+    assert namespace["math"] is stdlib_math
+    assert "math" not in pm.__all__ and pm.math.__name__ == "pairmeasures.math"
+    import pairmeasures.math
+
+    assert pm.math is pairmeasures.math
+    assert {"Duo", "TExFAIR", "Lexicon", "CounterfactualSubstitution", "clear_caches"} <= set(namespace)

@@ -16,7 +16,8 @@ import pytest
 import pairmeasures as pm
 from pairmeasures.math import rnd
 from pairmeasures.sideinfo.memo import _MEMOS, Memo, content_key
-from pairmeasures.sideinfo.terms import Lexicon, TermCounter
+from pairmeasures.sideinfo.termcount import TermCounter
+from pairmeasures.sideinfo.termlists import Lexicon
 
 QRELS = pd.DataFrame({"query_id": "q1", "doc_id": list("abcd"), "relevance": 1})
 RUN = pd.DataFrame({"query_id": "q1", "doc_id": list("abcd"), "score": [4.0, 3.0, 2.0, 1.0]})

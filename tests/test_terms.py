@@ -3,14 +3,18 @@ counterfactual substitution."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pairmeasures.sideinfo import SideInfoError, resolve
 from pairmeasures.sideinfo.counterfactual import CounterfactualSubstitution
-from pairmeasures.sideinfo.terms import Lexicon, TermCounter, parse_targets, tokenize
+from pairmeasures.sideinfo.termcount import TermCounter
+from pairmeasures.sideinfo.termlists import Lexicon, parse_targets
+from pairmeasures.sideinfo.tokenizers import tokenize, word_spans
 
 
 def write(tmp_path, name, text):
@@ -44,6 +48,46 @@ def test_batch_tokenisation_equals_one_text_at_a_time(texts):
     for row, text in enumerate(texts):
         tokens = tokenize(text)
         assert counts[row].tolist() == [tokens.count("she"), tokens.count("he")]
+
+
+def test_word_spans_find_the_words_tokens_in_the_text():
+    text = "Her mother's car -- isn't HERS_2!"
+    assert [text[start:end] for start, end in word_spans(text)] == ["Her", "mother", "s", "car", "isn", "t", "HERS", "2"]
+    assert list(word_spans("")) == [] and list(word_spans(" -- ")) == []
+    # the documented exceptions: lower-casing changes what NFC composes
+    assert [("İ"[s:e]).lower() for s, e in word_spans("İ")] == ["i\u0307"] and tokenize("İ") == ["i"]
+    assert list(word_spans("H\u0331")) == [(0, 1)] and tokenize("H\u0331") == ["\u1e96"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_word_spans_of_lower_case_nfc_text_are_its_tokens(text):
+    text = unicodedata.normalize("NFC", text.lower())  # what tokenize reads (it lower-cases, then NFC-normalises)
+    assert [text[start:end] for start, end in word_spans(text)] == tokenize(text, "words")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_word_spans_lower_cased_are_the_tokens_of_nfc_text(text):
+    text = unicodedata.normalize("NFC", text)
+    lowered = text.lower()
+    assume(unicodedata.normalize("NFC", lowered) == lowered and "\u0130" not in text)  # word_spans' documented exceptions
+    assert [text[start:end].lower() for start, end in word_spans(text)] == tokenize(text, "words")
+
+
+def test_the_old_module_path_still_imports_with_a_warning():
+    import pairmeasures.sideinfo.terms as old
+    from pairmeasures.sideinfo import termcount, termlists, text, tokenizers
+
+    for name, home in [("Lexicon", termlists), ("tokenize", tokenizers), ("TermCounter", termcount),
+                       ("corpus_scheme", text), ("TOKENIZERS", tokenizers), ("parse_targets", termlists)]:
+        with pytest.warns(DeprecationWarning, match=f"moved to {home.__name__}.{name}"):
+            assert getattr(old, name) is getattr(home, name)
+    for name in old.__all__:
+        with pytest.warns(DeprecationWarning):
+            getattr(old, name)
+    with pytest.raises(AttributeError):
+        old.no_such_name  # noqa: B018
 
 
 # --- term lists ------------------------------------------------------------------------------

@@ -1,13 +1,17 @@
 """Layer 3: ir_measures measures and the one provider that evaluates them on whole runs."""
 
+from .awrf import AWRF
 from .base import (COMMON_PARAMS, DegenerateQueryWarning, MeasureOutputError, MeasureValues, MissingSideInfoWarning,
                    PairMeasure, RangedParam, SideInput)
 from .duo import Duo
+from .fairr import FaiRR, NFaiRR
 from .group import GroupFairnessMeasure, rKL, rND, rRD
 from .measured import Measured
 from .provider import PairEvaluator, PairProvider, provider
+from .rab import ARaB, RaB
 from .ranked import RankedLists, RunInputError
-from .terms import AWRF, TED, ARaB, FaiRR, NFaiRR, RaB, TermMeasure, TExFAIR
+from .termbase import TermMeasure
+from .texfair import TED, TExFAIR
 
 #: The measures this package ships; registered through the built-in plugin like any other.
 BUILTIN_MEASURES = (Duo, rND, rKL, rRD, TExFAIR, TED, AWRF, FaiRR, NFaiRR, RaB, ARaB, Measured)

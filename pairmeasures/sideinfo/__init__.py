@@ -19,7 +19,7 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
     are embedded from the run's ``text`` column, else from ``DIR``'s corpus.
 ``corpus:DIR[?fields=title+text]`` and ``irds:DATASET[?fields=title+text]``
     Document text for the term-based measures, from a BEIR folder's ``corpus.jsonl`` or an
-    ``ir_datasets`` docs store (:mod:`pairmeasures.sideinfo.terms`).
+    ``ir_datasets`` docs store (:mod:`pairmeasures.sideinfo.text`).
 
 A source declares what it provides in ``provides`` (``"scores"``, ``"labels"`` or ``"text"``);
 a measure refuses a resource of another kind (scores serve as labels, never as text).

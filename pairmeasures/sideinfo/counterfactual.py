@@ -20,15 +20,13 @@ leave", "gave her flowers") is read as possessive.
 
 from __future__ import annotations
 
-import re
 from typing import Mapping, Optional
 
 from . import SideInfoError
-from .terms import Lexicon
+from .termlists import Lexicon
+from .tokenizers import word_spans
 
 __all__ = ["CounterfactualSubstitution", "OBJECT_FOLLOWERS"]
-
-_WORD = re.compile(r"[^\W_]+")
 
 #: Words after which "her" is read as an object pronoun (→ "him"), not a possessive (→ "his").
 OBJECT_FOLLOWERS = frozenset("""
@@ -77,18 +75,18 @@ class CounterfactualSubstitution:
         return self.mapping[lower]
 
     def __call__(self, text: str) -> str:
-        matches = list(_WORD.finditer(text))
+        spans = list(word_spans(text))  # the words tokeniser's tokens, where they are in the text
         pieces, position = [], 0
-        for index, match in enumerate(matches):
-            word = match.group()
+        for index, (start, end) in enumerate(spans):
+            word = text[start:end]
             if word.lower() not in self.mapping:
                 continue
-            after = matches[index + 1] if index + 1 < len(matches) else None
-            gap = text[match.end():after.start()] if after is not None else ""
-            replacement = self._replacement(word, after.group() if after is not None else None, gap)
-            pieces.append(text[position:match.start()])
+            after = spans[index + 1] if index + 1 < len(spans) else None
+            gap = text[end:after[0]] if after is not None else ""
+            replacement = self._replacement(word, text[after[0]:after[1]] if after is not None else None, gap)
+            pieces.append(text[position:start])
             pieces.append(_match_case(word, replacement))
-            position = match.end()
+            position = end
         pieces.append(text[position:])
         return "".join(pieces)
 

@@ -1,0 +1,65 @@
+"""The ``AWRF`` measure: attention-weighted rank fairness (Sapiezynski et al. 2019).
+
+Sapiezynski, Zeng, Robertson, Mislove, Wilson, *Quantifying the Impact of User Attention on Fair
+Group Representation in Ranked Lists* (WWW 2019 companion), as Eq. 4-6 of the TExFAIR paper.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ir_measures import measures
+
+from ..math import awrf_lists
+from .base import MeasureValues, RangedParam, degenerate_causes
+from .ranked import RankedLists
+from .termbase import TARGETS_PARAM, TERM_PARAMS, TermMeasure
+
+__all__ = ["AWRF"]
+
+
+class _AWRF(TermMeasure):
+    r"""Attention-weighted rank fairness (Sapiezynski et al. 2019; TExFAIR paper Eq. 4-6): lower is fairer.
+
+    .. math::  \mathrm{AWRF}@k = \Delta\!\left( \frac{E}{\lVert E \rVert_1}, \hat p \right), \qquad
+               E = \sum_{r \le k} v_r\, a_{d_r}
+
+    Alignment :math:`a_d`: ``exposure`` gives :math:`a^G_d = \sum_{t \in V_G} \mathrm{tf}(t, d)/|d|`
+    (then AWRF with log weights and L1 is TED without RBDF), ``share`` gives each document's group
+    shares :math:`M^G(d) / \sum_x M^x(d)`, with the target shares for a document without group
+    terms (the TExFAIR paper's Eq. 14). Weights :math:`v_r`: ``log`` :math:`1/\log_2(r+1)`,
+    ``uniform``, ``geometric`` :math:`p^{r-1}`. Distance :math:`\Delta`: ``l1`` or ``jsd``.
+    """
+
+    __name__ = "AWRF"
+    NAME = __name__
+    PRETTY_NAME = "Attention-Weighted Rank Fairness"
+    SHORT_DESC = "Gender bias: distance between the attention-weighted group distribution of the top-k and the targets (lower = fairer)."
+    SUPPORTED_PARAMS = {
+        **TERM_PARAMS,
+        "targets": TARGETS_PARAM,
+        "alignment": measures.ParamInfo(dtype=str, choices=("exposure", "share"), default="exposure", desc="document-group association: 'exposure' (term frequency / length, as TExFAIR) or 'share' (group shares of the document's terms; the targets when it has none)"),
+        "weights": measures.ParamInfo(dtype=str, choices=("log", "uniform", "geometric"), default="log", desc="attention per rank: 'log' 1/log2(r+1), 'uniform', 'geometric' patience^(r-1)"),
+        "patience": RangedParam(dtype=(float, int), default=0.5, low=0, low_open=True, high=1, desc="the continuation probability of weights='geometric'"),
+        "distance": measures.ParamInfo(dtype=str, choices=("l1", "jsd"), default="l1", desc="'l1': sum of absolute differences; 'jsd': Jensen-Shannon divergence in bits"),
+    }
+    DEGENERATE_REASON = "no group exposure at all"
+
+    def compute(self, lists: RankedLists) -> MeasureValues:
+        stats = self.stats(lists)
+        counts = stats.group_counts()
+        targets = self.targets()
+        if self.param("alignment") == "exposure":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                alignment = np.where(stats.lengths[:, None] > 0, counts / stats.lengths[:, None], 0.0)
+        else:
+            total = counts.sum(axis=1, keepdims=True)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                alignment = np.where(total > 0, counts / total, targets)
+        result = awrf_lists(alignment, targets, lists.offsets, self.param("weights"), self.param("distance"),
+                            float(self.param("patience")))
+        causes = degenerate_causes(result.degenerate, [(lists.lengths == 0, "no documents")], "no group exposure")
+        return MeasureValues(values=result.value, degenerate=result.degenerate, causes=causes)
+
+
+
+AWRF = _AWRF()

@@ -1,0 +1,104 @@
+"""The ``RaB`` and ``ARaB`` measures: rank bias from gender magnitudes (Rekabsaz & Schedl 2020).
+
+Rekabsaz & Schedl, *Do Neural Ranking Models Intensify Gender Bias?* (SIGIR 2020); the ``ibbr``
+magnitude from Li et al., *Debiasing Neural Retrieval via In-batch Balancing Regularization*, Eq. 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ir_measures import measures
+
+from ..math import gender_magnitudes, ibbr_magnitudes, rank_bias_lists
+from .base import MeasureValues, degenerate_causes
+from .ranked import RankedLists
+from .termbase import TERM_PARAMS, TermMeasure
+
+__all__ = ["RaB", "ARaB"]
+
+
+class _RankBias(TermMeasure):
+    """Shared machinery of RaB and ARaB (``AVERAGED``: report ARaB)."""
+
+    AVERAGED = False
+    SUPPORTED_PARAMS = {
+        **TERM_PARAMS,
+        "variant": measures.ParamInfo(dtype=str, choices=("tc", "tf", "bool", "ibbr"), default="tf", desc="document magnitude: 'tc' term counts, 'tf' ln(count + 1), 'bool' presence (Rekabsaz & Schedl), 'ibbr' sum of ln(count) per word (IBBR Eq. 1)"),
+        "contrast": measures.ParamInfo(dtype=str, default="male-female", desc="'A-B': the value is group A's mean magnitude minus group B's (positive = A-leaning)"),
+        "component": measures.ParamInfo(dtype=str, default="bias", desc="'bias' (A - B), or a group name of the contrast for that group's mean magnitude alone"),
+        "denominator": measures.ParamInfo(dtype=str, choices=("available", "cutoff"), default="available", desc="'available': average over min(k, list length) documents (the reference code); 'cutoff': divide by k"),
+    }
+    DEGENERATE_REASON = "no ranked documents"
+
+    def check_params(self) -> None:
+        super().check_params()
+        first, second = self._contrast()
+        component = self.param("component")
+        if component not in ("bias", first, second):
+            raise ValueError(f"{self.NAME}: component={component!r}; expected 'bias', {first!r} or {second!r}")
+
+    def _contrast(self) -> tuple[str, str]:
+        first, sep, second = self.param("contrast").partition("-")
+        groups = self.counter().lexicon.groups
+        if not sep or first not in groups or second not in groups or first == second:
+            raise ValueError(f"{self.NAME}: contrast={self.param('contrast')!r}; expected 'A-B' with two different "
+                             f"groups of the term list {list(groups)}")
+        return first, second
+
+    def magnitudes(self, lists: RankedLists) -> np.ndarray:
+        """Per document ``[B - A, B, A]`` (the reference layout, with B = female and A = male)."""
+        first, second = self._contrast()
+        stats = self.stats(lists)
+        if self.param("variant") == "ibbr":
+            return ibbr_magnitudes(stats.word_counts(second), stats.word_counts(first))
+        counts = stats.group_counts()
+        groups = stats.lexicon.groups
+        return gender_magnitudes(counts[:, groups.index(second)], counts[:, groups.index(first)], self.param("variant"))
+
+    def compute(self, lists: RankedLists) -> MeasureValues:
+        rab_values, arab_values = rank_bias_lists(self.magnitudes(lists), lists.offsets, self.param("cutoff"),
+                                                  self.param("denominator"))
+        chosen = arab_values if self.AVERAGED else rab_values
+        first, _ = self._contrast()
+        component = self.param("component")
+        if component == "bias":
+            values = chosen[:, 2] - chosen[:, 1]
+        else:
+            values = chosen[:, 2] if component == first else chosen[:, 1]
+        degenerate = lists.lengths == 0
+        return MeasureValues(values=np.where(degenerate, self.DEGENERATE, values), degenerate=degenerate,
+                             causes=degenerate_causes(degenerate, [(degenerate, "no documents")], "no documents"))
+
+
+class _RaB(_RankBias):
+    r"""Rank bias (Rekabsaz & Schedl 2020; IBBR §4): signed, 0 = balanced, positive = male-leaning.
+
+    .. math::  \mathrm{RaB}@t = \frac{1}{t} \sum_{i \le t} \mathrm{mag}_{m}(d_i) - \frac{1}{t} \sum_{i \le t} \mathrm{mag}_{f}(d_i)
+
+    with magnitudes ``tc`` :math:`M`, ``tf`` :math:`\ln(M + 1)`, ``bool`` :math:`\mathrm{sgn}\, M`
+    of a group's term count :math:`M`, or ``ibbr`` :math:`\sum_{w} \ln c_w` over the group's words
+    present; :math:`t` is min(t, list length) by default, as in the reference code.
+    """
+
+    __name__ = "RaB"
+    NAME = __name__
+    PRETTY_NAME = "Rank Bias"
+    SHORT_DESC = "Gender bias: mean male minus female term magnitude of the top-t documents (0 = balanced, + = male-leaning)."
+
+
+class _ARaB(_RankBias):
+    r"""Average rank bias (Rekabsaz & Schedl 2020): the mean of RaB@1 … RaB@t.
+
+    .. math::  \mathrm{ARaB}@t = \frac{1}{t} \sum_{x = 1}^{t} \mathrm{RaB}@x
+    """
+
+    __name__ = "ARaB"
+    NAME = __name__
+    AVERAGED = True
+    PRETTY_NAME = "Average Rank Bias"
+    SHORT_DESC = "Gender bias: RaB averaged over the cutoffs 1..t (0 = balanced, + = male-leaning)."
+
+
+
+RaB = _RaB()
+ARaB = _ARaB()

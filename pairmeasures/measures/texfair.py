@@ -1,0 +1,76 @@
+"""The ``TExFAIR`` and ``TED`` measures: group term exposure of a whole ranking (Abolghasemi et al. 2024).
+
+Abolghasemi, Azzopardi, Askari, de Rijke, Verberne, *Measuring Bias in a Ranked List using
+Term-based Representations* (ECIR 2024), Eq. 8-13.
+"""
+
+from __future__ import annotations
+
+from ir_measures import measures
+
+from ..math import max_ted, texfair_lists
+from .base import MeasureValues, degenerate_causes
+from .ranked import RankedLists
+from .termbase import TARGETS_PARAM, TERM_PARAMS, TermMeasure
+
+__all__ = ["TExFAIR", "TED"]
+
+
+class _TED(TermMeasure):
+    r"""Term exposure-based divergence (Abolghasemi et al. 2024, Eq. 8-12): lower is fairer.
+
+    .. math::  \mathrm{TED}@k = \sum_G \left| p(G \mid q, k) - \hat p_G \right| \cdot \mathrm{RBDF}(q, k)
+
+    with :math:`p(G \mid q, k)` the share of term exposure
+    :math:`\sum_{r \le k} \frac{\mathrm{tf}(t, d_r)/|d_r|}{\log_2(r + 1)}` on group :math:`G`'s terms
+    and RBDF the share of position weight on documents with a group term (``rbdf=False`` drops it).
+    """
+
+    __name__ = "TED"
+    NAME = __name__
+    PRETTY_NAME = "Term Exposure-based Divergence"
+    SHORT_DESC = "Gender bias: divergence of group term exposure in the top-k from the targets (lower = fairer)."
+    SUPPORTED_PARAMS = {
+        **TERM_PARAMS,
+        "targets": TARGETS_PARAM,
+        "rbdf": measures.ParamInfo(dtype=bool, default=True, desc="multiply the divergence by the rank-biased discounting factor (Eq. 12), so documents without group terms count"),
+    }
+    DEGENERATE_REASON = "no group term in its documents (the divergence is undefined without RBDF)"
+
+    def _results(self, lists: RankedLists):
+        stats = self.stats(lists)
+        return texfair_lists(stats.group_counts(), stats.lengths, self.targets(), lists.offsets, self.param("rbdf"))
+
+    def compute(self, lists: RankedLists) -> MeasureValues:
+        return self._values(lists, self._results(lists)[0])
+
+    def _values(self, lists: RankedLists, result) -> MeasureValues:
+        causes = degenerate_causes(result.degenerate, [(lists.lengths == 0, "no documents")], "no group terms")
+        return MeasureValues(values=result.value, degenerate=result.degenerate, causes=causes)
+
+
+class _TExFAIR(_TED):
+    r"""Term exposure-based fairness (Abolghasemi et al. 2024, Eq. 13): higher is fairer.
+
+    .. math::  \mathrm{TExFAIR}@k = \max \mathrm{TED} - \mathrm{TED}@k, \qquad
+               \max \mathrm{TED} = 2 \left(1 - \min_G \hat p_G\right)
+
+    (1 - TED for two groups at ½), with TED as in :data:`TED` (RBDF on by default).
+    """
+
+    __name__ = "TExFAIR"
+    NAME = __name__
+    PRETTY_NAME = "Term Exposure-based Fairness"
+    SHORT_DESC = "Gender fairness from the exposure of group terms in the whole top-k (higher = fairer)."
+
+    @property
+    def DEGENERATE(self) -> float:  # type: ignore[override]  # no group exposure: nothing biased shown
+        return max_ted(self.targets())
+
+    def compute(self, lists: RankedLists) -> MeasureValues:
+        return self._values(lists, self._results(lists)[1])
+
+
+
+TExFAIR = _TExFAIR()
+TED = _TED()
