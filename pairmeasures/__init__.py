@@ -13,7 +13,8 @@ information (resources, term lists, datasets) are cached in the process by their
 edited file is read again; ``pm.clear_caches()`` forgets them all.
 """
 
-from . import datasets, math, sideinfo
+from . import datasets, sideinfo
+from . import math as math  # pm.math; not in __all__, where it would shadow the standard library's math
 from .measures import (
     ARaB,
     AWRF,

@@ -91,17 +91,29 @@ class EmbeddingCacheError(RuntimeError):
 
 
 _OUR_TABLES = {"models", "embeddings"}
-_DAMAGED = (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)  # SQLite proves the file is not a sound database
+# SQLite's primary result codes (https://sqlite.org/rescode.html), read from an error with :func:`_error_code`.
+_PERM, _BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 3, 5, 6, 8, 10, 11, 13, 14, 26
+_DAMAGED = (_NOTADB, _CORRUPT)  # SQLite proves the file is not a sound database
 _ADVICE = {
-    sqlite3.SQLITE_BUSY: "another process holds it longer than the timeout; try again, or pass a longer timeout",
-    sqlite3.SQLITE_LOCKED: "another connection holds it longer than the timeout; try again",
-    sqlite3.SQLITE_CANTOPEN: "check that its folder exists and can be read, and that the process has file "
-                             "descriptors left",
-    sqlite3.SQLITE_READONLY: "the file or its folder is read-only; make them writable or use another cache path",
-    sqlite3.SQLITE_PERM: "check the permissions of the file and its folder",
-    sqlite3.SQLITE_IOERR: "the disk reported an error (full, removed, or a network file system); check it",
-    sqlite3.SQLITE_FULL: "the disk is full; free space or use another cache path",
+    _BUSY: "another process holds it longer than the timeout; try again, or pass a longer timeout",
+    _LOCKED: "another connection holds it longer than the timeout; try again",
+    _CANTOPEN: "check that its folder exists and can be read, and that the process has file descriptors left",
+    _READONLY: "the file or its folder is read-only; make them writable or use another cache path",
+    _PERM: "check the permissions of the file and its folder",
+    _IOERR: "the disk reported an error (full, removed, or a network file system); check it",
+    _FULL: "the disk is full; free space or use another cache path",
 }
+
+
+def _error_code(exc: sqlite3.Error) -> Optional[int]:
+    """The primary SQLite result code of an error (Python 3.11+ reports it; ``None`` before, so that no
+    file is ever moved aside on a guess)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
+def _error_name(exc: sqlite3.Error) -> str:
+    return getattr(exc, "sqlite_errorname", None) or type(exc).__name__
 
 
 class EmbeddingCache:
@@ -145,10 +157,10 @@ class EmbeddingCache:
         try:
             return self._open()
         except sqlite3.DatabaseError as exc:
-            if exc.sqlite_errorcode & 0xFF in _DAMAGED:
+            if _error_code(exc) in _DAMAGED:
                 return self._move_aside(exc, before)
-            if exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM) and self.path.is_file():
-                return self._read_only(f"{exc.sqlite_errorname}: {exc}")
+            if _error_code(exc) in (_READONLY, _PERM) and self.path.is_file():
+                return self._read_only(f"{_error_name(exc)}: {exc}")
             raise self._failure(exc, "open") from exc
         except OSError as exc:
             raise EmbeddingCacheError(f"cannot open embedding cache {str(self.path)!r}: {exc}") from exc
@@ -197,7 +209,7 @@ class EmbeddingCache:
             except OSError as error:
                 raise EmbeddingCacheError(f"embedding cache {str(self.path)!r} is damaged ({exc}) and could not be "
                                           f"moved aside ({error}); move or delete it") from exc
-            warnings.warn(f"embedding cache {str(self.path)!r} was unreadable ({exc.sqlite_errorname}: {exc}); moved "
+            warnings.warn(f"embedding cache {str(self.path)!r} was unreadable ({_error_name(exc)}: {exc}); moved "
                           f"it to {str(broken)!r} and started a new one", RuntimeWarning, stacklevel=5)
         try:
             return self._open()
@@ -218,7 +230,7 @@ class EmbeddingCache:
             try:
                 connection = self._open(uri)
             except sqlite3.OperationalError as exc:  # a WAL file needs its -shm, which cannot be created here
-                if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_CANTOPEN:
+                if _error_code(exc) != _CANTOPEN:
                     raise
                 connection = self._open(uri + "&immutable=1")
         except sqlite3.DatabaseError as exc:
@@ -229,10 +241,9 @@ class EmbeddingCache:
 
     def _failure(self, exc: sqlite3.Error, doing: str) -> EmbeddingCacheError:
         """An error naming the file, SQLite's error and what to do; the file is left as it is."""
-        code = getattr(exc, "sqlite_errorcode", None)
-        name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
-        advice = _ADVICE.get(code & 0xFF) if code is not None else None
-        if code is not None and code & 0xFF in _DAMAGED:
+        code, name = _error_code(exc), _error_name(exc)
+        advice = _ADVICE.get(code) if code is not None else None
+        if code in _DAMAGED:
             advice = "the file is damaged; move or delete it (a new cache is started on next use)"
         return EmbeddingCacheError(f"embedding cache {str(self.path)!r}: could not {doing} ({name}: {exc})"
                                    + (f"; {advice}" if advice else "") + "; the file was left as it is")

@@ -69,7 +69,7 @@ class CounterfactualSubstitution:
         lower = word.lower()
         clause_ends = following is None or bool(gap.strip())
         if lower == "her":
-            return "him" if clause_ends or following.lower() in OBJECT_FOLLOWERS else "his"
+            return "him" if following is None or clause_ends or following.lower() in OBJECT_FOLLOWERS else "his"
         if lower == "his":
             return "hers" if clause_ends else "her"
         return self.mapping[lower]

@@ -10,13 +10,16 @@ from __future__ import annotations
 import itertools
 import threading
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
 from .memo import Memo, content_key
 from .termlists import BUILTIN_TERM_LISTS, Lexicon
 from .tokenizers import _word_texts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["TermStats", "TermCounter", "term_counter"]
 
@@ -86,18 +89,18 @@ class TermCounter:
 
     def _clear(self) -> None:
         self._keys: list[str] = []
-        self._key_index = None
+        self._key_index: Optional[pd.Index] = None
         empty = np.empty(0, dtype=np.int64)
         self._store = TermStats(self.lexicon, empty, empty, empty, np.empty(0))
 
-    def count(self, texts: Sequence[str], remember: bool = True) -> TermStats:
+    def count(self, texts: Union[Sequence[str], np.ndarray], remember: bool = True) -> TermStats:
         """Statistics for ``texts`` (aligned with them); ``remember=False`` neither looks them up
         nor keeps them (a one-off scan, e.g. of a whole collection)."""
-        texts = np.asarray(texts, dtype=object)
+        array = np.asarray(texts, dtype=object)
         with self._lock:
             if not remember:
-                return self._statistics(list(texts))
-            return self._count_remembered(texts)
+                return self._statistics(list(array))
+            return self._count_remembered(array)
 
     def _count_remembered(self, texts: np.ndarray) -> TermStats:
         import pandas as pd

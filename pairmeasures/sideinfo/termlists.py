@@ -71,7 +71,7 @@ class Lexicon:
         if source in BUILTIN_TERM_LISTS:
             from importlib import resources
 
-            text = resources.files(__package__).joinpath("data", BUILTIN_TERM_LISTS[source]).read_text(encoding="utf-8")
+            text = resources.files(__package__).joinpath("data").joinpath(BUILTIN_TERM_LISTS[source]).read_text(encoding="utf-8")
             origin = f"built-in list {source!r}"
         else:
             path = Path(source).expanduser()
