@@ -121,6 +121,8 @@ def test_pyterrier_reaches_every_dataset(dataset_id):
     corpus = list(dataset.get_corpus_iter(verbose=False))
     assert len(corpus) == docs and {"docno", "text"} <= set(corpus[0])
     assert set(judgements.docno) <= {doc["docno"] for doc in corpus}
+    texts = {doc["docno"]: doc["text"] for doc in corpus}  # text for re-rankers: record fields annotated str
+    assert list(pt.text.get_text(dataset, "text")(judgements.head(3)).text) == [texts[d] for d in judgements.docno[:3]]
 
 
 @pytest.mark.usefixtures("data_mirror")

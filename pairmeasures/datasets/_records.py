@@ -1,7 +1,8 @@
 """The typed records every pairmeasures dataset shares: :class:`Query`, :class:`Qrel`, :class:`GroupLabel`
 (each dataset family's document and query metadata records are in its own module)."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` in record modules: PyTerrier's text loader (``pt.text.get_text``)
+# keeps only fields whose annotation is the type ``str``.
 
 from typing import NamedTuple
 

@@ -7,7 +7,8 @@ Its records, the conversion of ``KlaraKrieg/GrepBiasIR`` into the mirror folder 
 the builder of records from that folder, its resource and its :class:`DatasetSpec`.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` in record modules: PyTerrier's text loader (``pt.text.get_text``)
+# keeps only fields whose annotation is the type ``str``.
 
 from pathlib import Path
 from typing import NamedTuple, Sequence

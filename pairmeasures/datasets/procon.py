@@ -6,7 +6,8 @@ Its records, the conversion of ``procon.json`` into the mirror folder ``procon/`
 records from that folder, its resource and its :class:`DatasetSpec`.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` in record modules: PyTerrier's text loader (``pt.text.get_text``)
+# keeps only fields whose annotation is the type ``str``.
 
 from pathlib import Path
 from typing import NamedTuple, Sequence

@@ -8,7 +8,8 @@ builders of records from the mirror, the topic -> domains table, their resources
 :class:`DatasetSpec`.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` in record modules: PyTerrier's text loader (``pt.text.get_text``)
+# keeps only fields whose annotation is the type ``str``.
 
 import ast
 import json
