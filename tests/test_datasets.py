@@ -121,6 +121,8 @@ def test_pyterrier_reaches_every_dataset(dataset_id):
     corpus = list(dataset.get_corpus_iter(verbose=False))
     assert len(corpus) == docs and {"docno", "text"} <= set(corpus[0])
     assert set(judgements.docno) <= {doc["docno"] for doc in corpus}
+    texts = {doc["docno"]: doc["text"] for doc in corpus}  # text for re-rankers: record fields annotated str
+    assert list(pt.text.get_text(dataset, "text")(judgements.head(3)).text) == [texts[d] for d in judgements.docno[:3]]
 
 
 @pytest.mark.usefixtures("data_mirror")
@@ -325,13 +327,13 @@ def test_wiki_balance_natural_from_a_mirror(tmp_path, data_dir, monkeypatch):
 
 
 def test_loading_again_parses_nothing(tmp_path, data_dir, monkeypatch):
-    from pairmeasures.datasets import _loaders
+    from pairmeasures.datasets import procon
 
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "home"))
     mirror = writable_copy(tmp_path, data_dir, "procon")
     read = []
-    parse = _loaders.read_records
-    monkeypatch.setattr(_loaders, "read_records", lambda path, *args, **kwargs: read.append(path) or parse(path, *args, **kwargs))
+    parse = procon.read_records
+    monkeypatch.setattr(procon, "read_records", lambda path, *args, **kwargs: read.append(path) or parse(path, *args, **kwargs))
     dataset = pm.datasets.load("pair/procon", data=mirror)
     docs = list(dataset.docs_iter())
     assert len(read) == 2  # corpus and queries
@@ -466,15 +468,16 @@ def served(resource, files: dict[str, bytes]) -> dict[str, bytes]:
 @pytest.mark.stand_in_network
 def test_downloads_convert_the_public_sources_to_the_mirror_layout(tmp_path, data_dir, data_mirror, monkeypatch):
     from pairmeasures.datasets import _catalogue as catalogue
+    from pairmeasures.datasets import grep_biasir, msmarco_gender, perspectrum, procon, wiki_balance
     from pairmeasures.datasets._loaders import load_tables
 
     ir_datasets_here()
-    files = {**served(catalogue.PERSPECTRUM, perspectrum_sources(data_dir / "perspectrum")),
-             **served(catalogue.PROCON, procon_sources(data_dir / "procon")),
-             **served(catalogue.GREP_BIASIR, grep_biasir_sources(data_dir / "grep-biasir")),
-             **served(catalogue.MSMARCO_GENDER, msmarco_gender_sources(data_dir / "msmarco-gender")),
-             **served(catalogue.WIKI_BALANCE_CATEGORIES, categories_sources(data_dir / "wiki-balance-categories.tsv")),
-             **served(catalogue.WIKI_BALANCE_SYNTHETIC, wiki_balance_sources(data_dir / "wiki-balance-sample"))}
+    files = {**served(perspectrum.PERSPECTRUM, perspectrum_sources(data_dir / "perspectrum")),
+             **served(procon.PROCON, procon_sources(data_dir / "procon")),
+             **served(grep_biasir.GREP_BIASIR, grep_biasir_sources(data_dir / "grep-biasir")),
+             **served(msmarco_gender.MSMARCO_GENDER, msmarco_gender_sources(data_dir / "msmarco-gender")),
+             **served(wiki_balance.WIKI_BALANCE_CATEGORIES, categories_sources(data_dir / "wiki-balance-categories.tsv")),
+             **served(wiki_balance.WIKI_BALANCE_SYNTHETIC, wiki_balance_sources(data_dir / "wiki-balance-sample"))}
     requested = stand_in_network(monkeypatch, files)
     monkeypatch.delenv("PAIRMEASURES_DATA")
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "home"))
@@ -496,7 +499,7 @@ def test_downloads_convert_the_public_sources_to_the_mirror_layout(tmp_path, dat
 
 @pytest.mark.stand_in_network
 def test_without_mirror_or_network_the_error_says_what_to_put_where(tmp_path, data_dir, monkeypatch):
-    from pairmeasures.datasets import _catalogue as catalogue
+    from pairmeasures.datasets import procon
 
     ir_datasets_here()
     requested = stand_in_network(monkeypatch, {})
@@ -505,7 +508,7 @@ def test_without_mirror_or_network_the_error_says_what_to_put_where(tmp_path, da
     dataset = pm.datasets.load("pair/procon")
     with pytest.raises(DatasetUnavailableError) as error:
         list(dataset.docs_iter())
-    (url,) = [remote.url for remote in catalogue.PROCON.remote]
+    (url,) = [remote.url for remote in procon.PROCON.remote]
     source = tmp_path / "home" / "pair" / ".sources" / "procon" / "procon.json"
     message = str(error.value)
     assert "pair/procon is not available here" in message and "ConnectionError: no network" in message
@@ -519,12 +522,12 @@ def test_without_mirror_or_network_the_error_says_what_to_put_where(tmp_path, da
 
 @pytest.mark.stand_in_network
 def test_a_source_in_another_format_is_named_and_nothing_half_converted_stays(tmp_path, monkeypatch):
-    from pairmeasures.datasets import _catalogue as catalogue
+    from pairmeasures.datasets import perspectrum, procon
 
     ir_datasets_here()
     monkeypatch.delenv("PAIRMEASURES_DATA", raising=False)
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "home"))
-    (url,) = [remote.url for remote in catalogue.PROCON.remote]
+    (url,) = [remote.url for remote in procon.PROCON.remote]
     stand_in_network(monkeypatch, {url: json.dumps([{"url": "https://golf.procon.org", "claim_title": "Golf"}]).encode()})
     with pytest.raises(DatasetError, match=r"procon\.json: debate https://golf\.procon\.org has no 'perspectives_for' field"):
         list(pm.datasets.load("pair/procon").docs_iter())
@@ -534,7 +537,7 @@ def test_a_source_in_another_format_is_named_and_nothing_half_converted_stays(tm
     files = {"perspectrum_with_answers_v1.0.json": claims, "perspective_pool_v1.0.json": [{"pId": 1}],  # no text
              "dataset_split_v1.0.json": {"1": "train"}, "topic.json": []}
     stand_in_network(monkeypatch, {remote.url: json.dumps(files[remote.name]).encode()
-                                   for remote in catalogue.PERSPECTRUM.remote})
+                                   for remote in perspectrum.PERSPECTRUM.remote})
     with pytest.raises(DatasetError, match=r"the files of CogComp/perspectrum on GitHub in .*perspectrum are not in the expected"):
         list(pm.datasets.load("pair/perspectrum").docs_iter())
 
@@ -551,10 +554,11 @@ def procon_downloads(monkeypatch, tmp_path, remote=None, converted=None):
     import dataclasses
 
     from pairmeasures.datasets import _catalogue as catalogue
+    from pairmeasures.datasets import procon
 
     ir_datasets_here()
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "home"))
-    resource = catalogue.PROCON
+    resource = procon.PROCON
     resource = dataclasses.replace(resource, remote=(remote or resource.remote[0],),
                                    converted_sha256=resource.converted_sha256 if converted is None else converted)
     spec = dataclasses.replace(catalogue.SPEC_BY_ID["pair/procon"], resources=(resource,))
@@ -573,12 +577,12 @@ def cache_entries(tmp_path) -> list[str]:
 def test_a_download_unlike_its_pinned_checksum_is_rejected_and_not_kept(tmp_path, data_dir, monkeypatch):
     import dataclasses
 
-    from pairmeasures.datasets import _catalogue as catalogue
+    from pairmeasures.datasets import procon
 
     source = procon_sources(data_dir / "procon")["procon.json"]
-    (url,) = [remote.url for remote in catalogue.PROCON.remote]
+    (url,) = [remote.url for remote in procon.PROCON.remote]
     stand_in_network(monkeypatch, {url: source})
-    wrong = dataclasses.replace(catalogue.PROCON.remote[0], sha256=sha256_of(b"another version"))
+    wrong = dataclasses.replace(procon.PROCON.remote[0], sha256=sha256_of(b"another version"))
     dataset = procon_downloads(monkeypatch, tmp_path, remote=wrong)()
     with pytest.raises(DatasetUnavailableError, match=r"pair/procon: .*procon\.json .* has SHA-256 [0-9a-f]{64}, not the "
                                                       r"[0-9a-f]{64} pinned by pairmeasures") as error:
@@ -591,10 +595,10 @@ def test_a_download_unlike_its_pinned_checksum_is_rejected_and_not_kept(tmp_path
 
 @pytest.mark.stand_in_network
 def test_a_later_download_must_match_the_checksum_of_the_first(tmp_path, data_dir, monkeypatch):
-    from pairmeasures.datasets import _catalogue as catalogue
+    from pairmeasures.datasets import procon
 
     source = procon_sources(data_dir / "procon")["procon.json"]
-    (url,) = [remote.url for remote in catalogue.PROCON.remote]
+    (url,) = [remote.url for remote in procon.PROCON.remote]
     stand_in_network(monkeypatch, {url: source})
     dataset = procon_downloads(monkeypatch, tmp_path, converted=())()
     assert len(list(dataset.docs_iter())) == 953
@@ -620,11 +624,11 @@ def test_a_later_download_must_match_the_checksum_of_the_first(tmp_path, data_di
 
 @pytest.mark.stand_in_network
 def test_a_conversion_unlike_the_pinned_files_is_rejected_naming_the_file(tmp_path, data_dir, monkeypatch):
-    from pairmeasures.datasets import _catalogue as catalogue
+    from pairmeasures.datasets import procon
 
     debates = json.loads(procon_sources(data_dir / "procon")["procon.json"])
     debates[0]["perspectives_for"][0]["perspective_title"] = "A title edited upstream"
-    (url,) = [remote.url for remote in catalogue.PROCON.remote]
+    (url,) = [remote.url for remote in procon.PROCON.remote]
     stand_in_network(monkeypatch, {url: json.dumps(debates).encode()})
     dataset = procon_downloads(monkeypatch, tmp_path)()
     with pytest.raises(DatasetError, match=r"pair/procon: converting .*procon gave procon/corpus\.jsonl with SHA-256 "
@@ -673,6 +677,13 @@ def test_finding_the_spec_of_ir_datasets_gives_the_real_spec_and_no_import():
                     "assert (spec.name, spec.origin, type(spec.loader)) == (real.name, real.origin, type(real.loader)); "
                     "assert importlib.util.find_spec('pairmeasures_no_such_module') is None; print('ok')")
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_import_pairmeasures_imports_no_dataset_family_module():
+    families = "grep_biasir", "msmarco_gender", "perspectrum", "procon", "wiki_balance", "_catalogue"
+    result = python("import sys, pairmeasures; print(sorted(m for m in sys.modules if m.startswith('pairmeasures.datasets.')"
+                    f" and m.rsplit('.', 1)[1] in {families!r}))")
+    assert result.returncode == 0 and result.stdout.strip() == "[]", result.stderr
 
 
 def test_without_pairmeasures_the_datasets_are_unknown():

@@ -14,6 +14,12 @@ Files come from the folder given as ``data=`` to :func:`load`, else from ``$PAIR
 dataset offers ``docs_iter()``, ``queries_iter()``, ``qrels_iter()`` and, for the labelled ones,
 ``labels_iter()`` (:class:`GroupLabel`), ``labels_path()`` (a TSV for ``group="tsv:..."``) and
 ``query_info_iter()`` (topic, domains, split, category...). See ``docs/datasets.md``.
+
+One module per dataset family holds its records, conversion, builder, resources and specs
+(``wiki_balance``, ``msmarco_gender``, ``perspectrum``, ``procon``, ``grep_biasir``); ``_catalogue``
+collects them, and the private modules ``_records`` (shared records), ``_resources`` (locations,
+downloads), ``_convert`` (text cleaning, writers), ``_loaders`` (specs, tables, parsing once) and
+``_irds`` (the ir_datasets classes) hold what they share.
 """
 
 from __future__ import annotations
@@ -29,24 +35,25 @@ __all__ = ["DATASET_IDS", "DATA_ENV", "DatasetError", "DatasetUnavailableError",
            "ProconQueryInfo", "Qrel", "Query", "WikiBalanceDoc", "WikiBalanceNaturalDoc", "WikiBalanceQueryInfo",
            "load", "register", "register_when_ir_datasets_loads", "status"]
 
-DATASET_IDS = ("pair/wiki-balance/synthetic", "pair/wiki-balance/natural", "pair/msmarco-passage/dev/gender-qs1",
-               "pair/msmarco-passage/dev/gender-qs2", "pair/perspectrum", "pair/procon", "pair/grep-biasir")
-
-_RECORDS = ("GrepBiasIRDoc", "GrepBiasIRQueryInfo", "GroupLabel", "PerspectrumDoc", "PerspectrumQueryInfo", "ProconDoc",
-            "ProconQueryInfo", "Qrel", "Query", "WikiBalanceDoc", "WikiBalanceNaturalDoc", "WikiBalanceQueryInfo")
+#: Where each public name lives: the records of a dataset family are in its module (``.procon``, ...).
 _LAZY = {"DATA_ENV": "._resources", "DatasetError": "._resources", "DatasetUnavailableError": "._resources",
-         **dict.fromkeys(_RECORDS, "._records")}
+         "DATASET_IDS": "._catalogue", **dict.fromkeys(("GroupLabel", "Qrel", "Query"), "._records"),
+         **dict.fromkeys(("GrepBiasIRDoc", "GrepBiasIRQueryInfo"), ".grep_biasir"),
+         **dict.fromkeys(("PerspectrumDoc", "PerspectrumQueryInfo"), ".perspectrum"),
+         **dict.fromkeys(("ProconDoc", "ProconQueryInfo"), ".procon"),
+         **dict.fromkeys(("WikiBalanceDoc", "WikiBalanceNaturalDoc", "WikiBalanceQueryInfo"), ".wiki_balance")}
 
 
 def __getattr__(name: str):
-    """Records and errors load on first use, so that ``import pairmeasures`` stays light."""
+    """Records, errors and the dataset ids load on first use, so that ``import pairmeasures`` stays
+    light (it imports no dataset family module)."""
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _spec(dataset_id: str):
-    from ._catalogue import SPEC_BY_ID
+    from ._catalogue import DATASET_IDS, SPEC_BY_ID
 
     if dataset_id not in SPEC_BY_ID:
         raise KeyError(f"unknown pairmeasures dataset {dataset_id!r}; known: {', '.join(DATASET_IDS)}")

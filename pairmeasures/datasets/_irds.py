@@ -17,8 +17,8 @@ from ir_datasets.datasets.base import Dataset, FilteredQrels
 from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries
 from ir_datasets.indices import Docstore
 
-from ._catalogue import SPECS, DatasetSpec
-from ._loaders import Tables, load_tables
+from ._catalogue import SPECS
+from ._loaders import DatasetSpec, Tables, load_tables
 from ._records import GroupLabel, Qrel, Query
 from ._resources import DatasetError, cache_root
 

@@ -1,4 +1,6 @@
-"""A dataset's mirror files read into typed, checked records, once.
+"""A dataset's mirror files read into typed, checked records, once: :class:`DatasetSpec` (what a
+dataset family module declares), :class:`Tables` (the records), :func:`load_tables`, and the
+record checks and qrels/labels readers that the family modules' builders share.
 
 :func:`load_tables` locates the files, then returns the records parsed in this process for the
 same files (same paths, sizes and modification times), else those pickled in the cache by an
@@ -9,29 +11,22 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
 import logging
 import os
 import pickle
-import re
 import tempfile
-from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
-from ..sideinfo.beir import DataFileError, iter_tsv, read_labels, read_qrels, read_records
+from ..sideinfo.beir import DataFileError, read_labels, read_qrels
 from ..sideinfo.memo import Memo
-from ._records import (GrepBiasIRDoc, GrepBiasIRQueryInfo, GroupLabel, PerspectrumDoc, PerspectrumQueryInfo,
-                       ProconDoc, ProconQueryInfo, Qrel, Query, WikiBalanceDoc, WikiBalanceNaturalDoc,
-                       WikiBalanceQueryInfo)
-from ._resources import DatasetError, Location, cache_root, locate
+from ._records import GroupLabel, Qrel
+from ._resources import DatasetError, Location, Resource, cache_root, locate
 
-if TYPE_CHECKING:
-    from ._catalogue import DatasetSpec
-
-#: Bumped whenever records or parsing change, so that pickles of older versions are not used.
-FORMAT_VERSION = 1
+#: Bumped whenever records or parsing change, so that pickles of older versions are not used
+#: (2: the record classes moved to the dataset family modules).
+FORMAT_VERSION = 2
 
 _log = logging.getLogger(__name__)
 
@@ -46,6 +41,23 @@ class Tables:
     labels: Optional[tuple] = None
     query_info: tuple = ()
     key: str = ""
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One registered dataset: its resources, how its records are built, its record types.
+
+    ``documents_from``: the ir_datasets dataset supplying documents and qrels (restricted to this
+    dataset's queries) instead of ``build``.
+    """
+
+    id: str
+    resources: tuple[Resource, ...]
+    build: Callable[[Sequence[Location]], Tables]
+    doc_cls: Optional[type]
+    query_info_cls: Optional[type]
+    qrels_defs: dict
+    documents_from: str = ""
 
 
 _PARSED = Memo("parsed datasets")
@@ -121,7 +133,7 @@ def _write_pickle(spec: DatasetSpec, key: str, tables: Tables) -> None:
         _log.info("not keeping the parsed copy of %s (%s)", spec.id, exc)
 
 
-def _strings(*names: str):
+def strings(*names: str):
     """A record check: the fields ``names`` hold text."""
     def check(record_id: str, record: dict) -> Optional[str]:
         wrong = [n for n in names if not isinstance(record.get(n), str)]
@@ -129,144 +141,11 @@ def _strings(*names: str):
     return check
 
 
-def _qrels(folder: Location, queries, corpus) -> tuple:
+def folder_qrels(folder: Location, queries, corpus) -> tuple:
     path = folder.file("qrels/test.tsv")
     return tuple(Qrel(query_id, doc_id, score) for _, query_id, doc_id, score in read_qrels(path, queries, corpus))
 
 
-def _labels(folder: Location, queries, corpus) -> tuple:
+def folder_labels(folder: Location, queries, corpus) -> tuple:
     path = folder.file("labels.tsv")
     return tuple(GroupLabel(query_id, doc_id, group) for _, query_id, doc_id, group in read_labels(path, queries, corpus))
-
-
-def build_perspectrum(locations: Sequence[Location]) -> Tables:
-    (folder,) = locations
-    corpus = read_records(folder.file("corpus.jsonl"), ("_id", "text", "source"), _strings("text", "source"))
-    queries = read_records(folder.file("queries.jsonl"), ("_id", "text", "split", "source", "topics"),
-                           _strings("text", "split", "source"))
-    return Tables(queries=tuple(Query(i, r["text"]) for i, r in queries.items()),
-                  docs=tuple(PerspectrumDoc(i, r["text"], r["source"]) for i, r in corpus.items()),
-                  qrels=_qrels(folder, queries, corpus), labels=_labels(folder, queries, corpus),
-                  query_info=tuple(PerspectrumQueryInfo(i, r["split"], r["source"], tuple(r["topics"]))
-                                   for i, r in queries.items()))
-
-
-def build_procon(locations: Sequence[Location]) -> Tables:
-    (folder,) = locations
-    corpus = read_records(folder.file("corpus.jsonl"), ("_id", "title", "text", "query_id", "group"),
-                          _strings("title", "text", "query_id", "group"))
-    queries = read_records(folder.file("queries.jsonl"), ("_id", "text", "url"), _strings("text", "url"))
-    return Tables(queries=tuple(Query(i, r["text"]) for i, r in queries.items()),
-                  docs=tuple(ProconDoc(i, r["title"], r["text"], r["query_id"], r["group"]) for i, r in corpus.items()),
-                  qrels=_qrels(folder, queries, corpus), labels=_labels(folder, queries, corpus),
-                  query_info=tuple(ProconQueryInfo(i, r["url"]) for i, r in queries.items()))
-
-
-def build_grep_biasir(locations: Sequence[Location]) -> Tables:
-    (folder,) = locations
-    fields = ("title", "text", "query_id", "group", "category")
-    corpus = read_records(folder.file("corpus.jsonl"), ("_id", *fields), _strings(*fields))
-    queries = read_records(folder.file("queries.jsonl"), ("_id", "text", "category", "expected_stereotype"),
-                           _strings("text", "category", "expected_stereotype"))
-    return Tables(queries=tuple(Query(i, r["text"]) for i, r in queries.items()),
-                  docs=tuple(GrepBiasIRDoc(i, *(r[f] for f in fields)) for i, r in corpus.items()),
-                  qrels=_qrels(folder, queries, corpus), labels=_labels(folder, queries, corpus),
-                  query_info=tuple(GrepBiasIRQueryInfo(i, r["category"], r["expected_stereotype"])
-                                   for i, r in queries.items()))
-
-
-_SYNTHETIC_ID = re.compile(r"(-?\d+)_(\d+)_p([12])_d(\d+)")
-
-
-def _synthetic_id(doc_id: str, record: dict) -> Optional[str]:
-    if not _SYNTHETIC_ID.fullmatch(doc_id):
-        return f"document id {doc_id!r} does not follow {{topic id}}_{{query index}}_p{{1|2}}_d{{n}}"
-    return _strings("title", "text")(doc_id, record)
-
-
-class Categories:
-    """The topic -> domains table of Wiki-Balance (``wiki-balance-categories.tsv``)."""
-
-    def __init__(self, path: Path):
-        self.domains: dict[tuple[str, str], tuple] = {}
-        self.titles: dict[str, list[str]] = {}
-        for line, (topic_id, topic, domains) in iter_tsv(path, ("topic-id", "topic", "domains")):
-            try:
-                parsed = json.loads(domains)
-            except json.JSONDecodeError:
-                parsed = None
-            if not isinstance(parsed, list) or not all(isinstance(d, str) for d in parsed):
-                raise DataFileError(path, line, f"domains must be a JSON array of text, got {domains!r}")
-            self.domains[topic_id, topic] = tuple(parsed)
-            self.titles.setdefault(topic_id, []).append(topic)
-
-    def topic(self, topic_id: str, document_titles: Sequence[str]) -> str:
-        """A query's topic title: its documents' most frequent title that the table lists for the
-        topic id; else the table's title when the id has exactly one; else the documents' most frequent title."""
-        listed = self.titles.get(topic_id, [])
-        frequent = [title for title, _ in Counter(document_titles).most_common()]
-        chosen = next((t for t in frequent if t in listed), None)
-        if chosen is None and len(listed) == 1:
-            chosen = listed[0]
-        return chosen if chosen is not None else (frequent[0] if frequent else "")
-
-
-def _wiki_balance_info(queries: dict, qrels: tuple, titles: dict, categories: Categories) -> tuple:
-    judged_titles: dict[str, list[str]] = {}
-    for qrel in qrels:
-        judged_titles.setdefault(qrel.query_id, []).append(titles[qrel.doc_id])
-    info = []
-    for query_id, record in queries.items():
-        topic_id = str(record.get("topic_id") or query_id.rsplit("_", 1)[0])
-        topic = str(record.get("topic") or categories.topic(topic_id, judged_titles.get(query_id, [])))
-        info.append(WikiBalanceQueryInfo(query_id, topic_id, topic, categories.domains.get((topic_id, topic), ())))
-    return tuple(info)
-
-
-def build_wiki_balance_synthetic(locations: Sequence[Location]) -> Tables:
-    folder, table = locations
-    corpus = read_records(folder.file("corpus.jsonl"), ("_id", "title", "text"), _synthetic_id)
-    queries = read_records(folder.file("queries.jsonl"), ("_id", "text"), _strings("text"))
-    docs = []
-    for doc_id, record in corpus.items():
-        topic_id, query_index, perspective, _ = _SYNTHETIC_ID.fullmatch(doc_id).groups()
-        docs.append(WikiBalanceDoc(doc_id, record["title"], record["text"], f"{topic_id}_{query_index}", topic_id,
-                                   f"p{perspective}"))
-    qrels = _qrels(folder, queries, corpus)
-    by_id = {doc.doc_id: doc for doc in docs}
-    labels = tuple(GroupLabel(q.query_id, q.doc_id, by_id[q.doc_id].perspective) for q in qrels
-                   if by_id[q.doc_id].query_id == q.query_id)
-    titles = {doc.doc_id: doc.title for doc in docs}
-    return Tables(queries=tuple(Query(i, r["text"]) for i, r in queries.items()), docs=tuple(docs), qrels=qrels,
-                  labels=labels, query_info=_wiki_balance_info(queries, qrels, titles, Categories(table.path)))
-
-
-def build_wiki_balance_natural(locations: Sequence[Location]) -> Tables:
-    folder, table = locations
-    corpus = read_records(folder.file("corpus.jsonl"), ("_id", "title", "text"), _strings("title", "text"))
-    queries = read_records(folder.file("queries.jsonl"), ("_id", "text"), _strings("text"))
-    qrels = _qrels(folder, queries, corpus)
-    labels = _labels(folder, queries, corpus) if (folder.path / "labels.tsv").is_file() else None
-    titles = {doc_id: record["title"] for doc_id, record in corpus.items()}
-    return Tables(queries=tuple(Query(i, r["text"]) for i, r in queries.items()),
-                  docs=tuple(WikiBalanceNaturalDoc(i, r["title"], r["text"]) for i, r in corpus.items()),
-                  qrels=qrels, labels=labels,
-                  query_info=_wiki_balance_info(queries, qrels, titles, Categories(table.path)))
-
-
-def gender_queries(file_name: str):
-    """A builder reading one MS MARCO gender query list (``qid``, ``text``) of the ``msmarco-gender`` folder."""
-    def build(locations: Sequence[Location]) -> Tables:
-        (folder,) = locations
-        path = folder.file(file_name)
-        first_line: dict[str, int] = {}
-        queries = []
-        for line, (query_id, text) in iter_tsv(path, ("qid", "text")):
-            if not query_id or not text:
-                raise DataFileError(path, line, "empty query id or text")
-            if query_id in first_line:
-                raise DataFileError(path, line, f"query {query_id!r} already appears on line {first_line[query_id]}")
-            first_line[query_id] = line
-            queries.append(Query(query_id, text))
-        return Tables(queries=tuple(queries))
-    return build

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Callable, Optional
 from urllib.parse import quote
 
-__all__ = ["DATA_ENV", "DatasetError", "DatasetUnavailableError", "RemoteFile", "Resource", "Location",
-           "cache_root", "find", "ir_datasets_home", "locate"]
+__all__ = ["BEIR_FILES", "DATA_ENV", "UNKNOWN", "DatasetError", "DatasetUnavailableError", "Location", "RemoteFile",
+           "Resource", "cache_root", "find", "github_file", "huggingface_file", "ir_datasets_home", "locate"]
 
 #: The environment variable naming a mirror folder laid out like ``shared/data``.
 DATA_ENV = "PAIRMEASURES_DATA"
@@ -61,6 +61,14 @@ def github_file(repo: str, commit: str, path: str, sha256: Optional[str], name: 
 def huggingface_file(repo: str, revision: str, path: str, sha256: Optional[str], name: Optional[str] = None) -> RemoteFile:
     """A file of a Hugging Face dataset repository at a fixed revision (a commit, never a branch)."""
     return RemoteFile(f"https://huggingface.co/datasets/{repo}/resolve/{revision}/{quote(path)}", name or path, sha256)
+
+
+#: The files of a BEIR folder.
+BEIR_FILES = ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv")
+#: No checksum of a public source file is known here (no network access when this was written): each
+#: is recorded at its first download and required afterwards. The files converted from them are pinned
+#: where the conversion of sources rebuilt from ``shared/data`` gives the bytes of ``shared/data``.
+UNKNOWN = None
 
 
 @dataclass(frozen=True)
