@@ -11,6 +11,8 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/pairmeasures demo
 
 test: $(TEST_VENV)/.installed
+	$(TEST_VENV)/bin/ruff check .
+	$(TEST_VENV)/bin/mypy
 	$(TEST_VENV)/bin/python -m pytest
 
 benchmarks: $(TEST_VENV)/.installed

@@ -15,8 +15,8 @@ import itertools
 import time
 
 import numpy as np
-
 from _common import best_of, save
+
 from pairmeasures.math import duo_bounds, duo_depth_weights, duo_lists, group_fairness_lists
 
 

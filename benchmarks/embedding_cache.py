@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from _common import data_option, save
+
 from pairmeasures.sideinfo.cache import EmbeddingCache
 from pairmeasures.sideinfo.embed import Embedder
 

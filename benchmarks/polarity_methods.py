@@ -15,10 +15,16 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-
 from _common import data_option, save
-from pairmeasures.math import (anchored_axis, consistent_accuracy, fit_axes, perspective_accuracy, project,
-                               remove_directions)
+
+from pairmeasures.math import (
+    anchored_axis,
+    consistent_accuracy,
+    fit_axes,
+    perspective_accuracy,
+    project,
+    remove_directions,
+)
 from pairmeasures.sideinfo.embed import Embedder
 from pairmeasures.sideinfo.polarity import default_positive, negation_anchors, read_beir
 

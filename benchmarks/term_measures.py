@@ -21,7 +21,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-
 from _common import best_of, save
 
 

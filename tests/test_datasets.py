@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import build_mirror
 
 import pairmeasures as pm
-from conftest import build_mirror
 from pairmeasures.datasets import DATASET_IDS, DatasetError, DatasetUnavailableError, WikiBalanceQueryInfo
 
 # Counts of shared/data/README.md: queries, documents, judgements, gold groups.

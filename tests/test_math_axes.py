@@ -7,8 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pairmeasures.math import (anchored_axis, consistent_accuracy, difference_of_means, fit_axes, perspective_accuracy, project,
-                               remove_directions)
+from pairmeasures.math import (
+    anchored_axis,
+    consistent_accuracy,
+    difference_of_means,
+    fit_axes,
+    perspective_accuracy,
+    project,
+    remove_directions,
+)
 
 
 def two_clusters(rng, n=10, d=6, gap=4.0):

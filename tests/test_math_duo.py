@@ -6,10 +6,10 @@ import itertools
 
 import numpy as np
 import pytest
+from conftest import golden_number, load_golden
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import golden_number, load_golden
 from pairmeasures.math import duo, duo_bounds, duo_depth_weights, duo_lists, duo_raw
 
 GOLDEN = load_golden("duo.json")

@@ -6,12 +6,19 @@ import itertools
 
 import numpy as np
 import pytest
+from conftest import golden_number, load_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import golden_number, load_golden
-from pairmeasures.math import (group_fairness_bounds, group_fairness_lists, group_fairness_raw, prefix_disparity, rkl,
-                               rnd, rrd)
+from pairmeasures.math import (
+    group_fairness_bounds,
+    group_fairness_lists,
+    group_fairness_raw,
+    prefix_disparity,
+    rkl,
+    rnd,
+    rrd,
+)
 
 GOLDEN = [c for c in load_golden("rnd_rkl_rrd.json") if "error" not in c["expected"]]
 REJECTED = [c for c in load_golden("rnd_rkl_rrd.json") if "error" in c["expected"]]

@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from conftest import golden_number, load_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import golden_number, load_golden
 from pairmeasures.math import (
     DEGENERATE_NFAIRR,
     arab,

@@ -9,9 +9,9 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import golden_number, load_golden
 
 import pairmeasures as pm
-from conftest import golden_number, load_golden
 from pairmeasures.math import neutrality, texfair
 
 RAB_CASES = load_golden("rab.json")

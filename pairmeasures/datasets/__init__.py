@@ -141,10 +141,14 @@ class _RegisterAfterImport:
         return None
 
 
+#: The wrapped ``exec_module`` methods installed by :func:`_register_after_execution` (never wrapped twice).
+_REGISTERING: set = set()
+
+
 def _register_after_execution(loader) -> None:
     """Make ``loader.exec_module`` register the datasets after it has executed the module ``ir_datasets``."""
     execute = loader.exec_module
-    if getattr(execute, "registers_pair_datasets", False):
+    if execute in _REGISTERING:
         return
 
     def exec_module(module):
@@ -157,7 +161,7 @@ def _register_after_execution(loader) -> None:
             sys.meta_path.remove(finder)
         _register_quietly()
 
-    exec_module.registers_pair_datasets = True
+    _REGISTERING.add(exec_module)
     loader.exec_module = exec_module
 
 

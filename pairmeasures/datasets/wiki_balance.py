@@ -17,7 +17,7 @@ import re
 import shutil
 from collections import Counter
 from pathlib import Path
-from typing import NamedTuple, Optional, Sequence
+from typing import NamedTuple, Optional, Sequence, cast
 
 from ..sideinfo.beir import DataFileError, iter_tsv, read_records
 from ._convert import clean_text, csv_rows, write_tsv
@@ -139,7 +139,8 @@ def build_wiki_balance_synthetic(locations: Sequence[Location]) -> Tables:
     queries = read_records(folder.file("queries.jsonl"), ("_id", "text"), strings("text"))
     docs = []
     for doc_id, record in corpus.items():
-        topic_id, query_index, perspective, _ = _SYNTHETIC_ID.fullmatch(doc_id).groups()
+        parts = cast(re.Match, _SYNTHETIC_ID.fullmatch(doc_id))  # every id was checked by _synthetic_id
+        topic_id, query_index, perspective, _ = parts.groups()
         docs.append(WikiBalanceDoc(doc_id, record["title"], record["text"], f"{topic_id}_{query_index}", topic_id,
                                    f"p{perspective}"))
     qrels = folder_qrels(folder, queries, corpus)

@@ -3,18 +3,6 @@
 from ._lists import list_index, list_lengths, segment_sum
 from .axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
 from .duo import DEGENERATE_DUO, DuoResult, duo, duo_bounds, duo_depth_weights, duo_lists, duo_raw
-from .group_fairness import (
-    DEGENERATE_GROUP_FAIRNESS,
-    GROUP_MEASURES,
-    GroupFairnessResult,
-    group_fairness_bounds,
-    group_fairness_lists,
-    group_fairness_raw,
-    prefix_disparity,
-    rkl,
-    rnd,
-    rrd,
-)
 from .exposure import (
     TermFairnessResult,
     awrf,
@@ -27,6 +15,18 @@ from .exposure import (
     term_exposure,
     texfair,
     texfair_lists,
+)
+from .group_fairness import (
+    DEGENERATE_GROUP_FAIRNESS,
+    GROUP_MEASURES,
+    GroupFairnessResult,
+    group_fairness_bounds,
+    group_fairness_lists,
+    group_fairness_raw,
+    prefix_disparity,
+    rkl,
+    rnd,
+    rrd,
 )
 from .neutrality import (
     DEGENERATE_NFAIRR,

@@ -1,8 +1,16 @@
 """Layer 3: ir_measures measures and the one provider that evaluates them on whole runs."""
 
 from .awrf import AWRF
-from .base import (COMMON_PARAMS, DegenerateQueryWarning, MeasureOutputError, MeasureValues, MissingSideInfoWarning,
-                   PairMeasure, RangedParam, SideInput)
+from .base import (
+                   COMMON_PARAMS,
+                   DegenerateQueryWarning,
+                   MeasureOutputError,
+                   MeasureValues,
+                   MissingSideInfoWarning,
+                   PairMeasure,
+                   RangedParam,
+                   SideInput,
+)
 from .duo import Duo
 from .fairr import FaiRR, NFaiRR
 from .group import GroupFairnessMeasure, rKL, rND, rRD
