@@ -686,6 +686,12 @@ def test_import_pairmeasures_imports_no_dataset_family_module():
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.stderr
 
 
+def test_import_pairmeasures_loads_no_heavy_library():
+    heavy = "pandas", "pyterrier", "ir_datasets", "torch", "sentence_transformers", "scipy"
+    result = python(f"import sys, pairmeasures; print(sorted(m for m in {heavy!r} if m in sys.modules))")
+    assert result.returncode == 0 and result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
 def test_without_pairmeasures_the_datasets_are_unknown():
     without = python("import ir_datasets; ir_datasets.load('pair/procon')")
     assert without.returncode == 1 and "KeyError: 'pair/procon'" in without.stderr
