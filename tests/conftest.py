@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
 #: The real data as the user named it, read before the session points PAIRMEASURES_DATA at its mirror.
-DATA = os.environ.get("PAIRMEASURES_DATA")
+#: (A relative path, such as CI's ``../shared/data``, is taken from the directory pytest starts in.)
+DATA = str(Path(os.environ["PAIRMEASURES_DATA"]).expanduser().resolve()) if os.environ.get("PAIRMEASURES_DATA") else None
 NEEDS_DATA = "needs the real-data mirror: set PAIRMEASURES_DATA to a folder laid out like shared/data"
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # before anything imports huggingface_hub: the embedder never probes the hub
