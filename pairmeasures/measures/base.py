@@ -279,8 +279,9 @@ class PairMeasure(measures.Measure):
         provides = getattr(source, "provides", side.kind)
         if provides != side.kind and not (provides == "scores" and side.kind == "labels"):
             reason = getattr(source, "kind_reason", "")
+            needs = side.kind if side.column == side.kind else f"{side.kind} ({side.column})"
             raise RunInputError(f"{self}: resource {spec!r} provides document {provides}, but {side.param}= needs "
-                                f"{side.kind} ({side.column})" + (f" ({reason})" if reason else "")
+                                f"{needs}" + (f" ({reason})" if reason else "")
                                 + f"; name {_RESOURCES_OF[side.kind]} instead")
         return source
 
