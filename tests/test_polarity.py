@@ -410,3 +410,20 @@ def test_validate_polarity_command_names_the_damaged_line(procon_subset, tmp_pat
                           capture_output=True, text=True)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "qrels/test.tsv:5: document 'nowhere' is not in the corpus" in done.stderr
+
+
+def test_a_document_without_polarity_is_named_with_the_reason(tmp_path, embedder):
+    """A pca: query whose axis cannot be fitted (one fit document) gives its documents no polarity; the
+    error says why, as the Wiki-Balance sample's queries with one document do."""
+    (tmp_path / "qrels").mkdir()
+    texts = {"a": "Cars pollute the air.", "b": "Cars give people freedom.", "c": "Trains are cleaner.",
+             "d": "Taxes should be lower."}
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "text": t}) + "\n" for d, t in texts.items()))
+    (tmp_path / "queries.jsonl").write_text('{"_id": "cars", "text": "Cars?"}\n{"_id": "tax", "text": "Taxes?"}\n')
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\ncars\ta\t1\ncars\tb\t1\ncars\tc\t1\ntax\td\t1\n")
+    run = pd.DataFrame({"query_id": ["cars"] * 3 + ["tax"], "doc_id": list("abcd"), "score": [3.0, 2, 1, 1]})
+    qrels = pd.DataFrame({"query_id": ["cars", "tax"], "doc_id": ["a", "d"], "relevance": [1, 1]})
+    with pytest.raises(pm.RunInputError, match=r"no polarity for document 'd' of query 'tax' in resource 'pca:.*' "
+                                               r"\(query 'tax' has 1 fit document\(s\); 1 axis\(es\) need at least 2\); "
+                                               r"1 of 4 considered documents lack one"):
+        ir_measures.calc_aggregate([pm.Duo(polarity=f"pca:{tmp_path}")], qrels, run)

@@ -228,6 +228,7 @@ class PairMeasure(measures.Measure):
 
     def _attach(self, lists: RankedLists, side: SideInput) -> RankedLists:
         spec = self.param(side.param)
+        source = None
         if spec is None:
             raw = lists.column(side.column)
             origin = f"the run's {side.column!r} column"
@@ -250,9 +251,12 @@ class PairMeasure(measures.Measure):
                               f"{origin} (e.g. {lists.describe(absent[0])}) and count as neutral; pass "
                               "missing='error' to stop at the first one", MissingSideInfoWarning, stacklevel=4)
             else:
+                row = int(absent[0])
+                explain = getattr(source, "missing_reason", None)
+                reason = explain(str(lists.row_query_ids()[row]), str(lists.doc_ids[row])) if explain else None
                 raise RunInputError(
-                    f"{self}: no {side.column} for {lists.describe(absent[0])} in {origin} "
-                    f"({absent.size} of {present.size} considered documents lack one). Provide it, "
+                    f"{self}: no {side.column} for {lists.describe(row)} in {origin}" + (f" ({reason})" if reason else "")
+                    + f"; {absent.size} of {present.size} considered documents lack one. Provide it, "
                     f"set rel= to consider only judged documents, or pass missing='skip'"
                     + (" or 'neutral'." if "neutral" in (self.SUPPORTED_PARAMS["missing"].choices or ()) else ".")
                 )

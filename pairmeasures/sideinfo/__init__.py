@@ -46,7 +46,12 @@ class SideInfoError(ValueError):
 
 @runtime_checkable
 class SideInfoSource(Protocol):
-    """Something that supplies one side input for ranked documents."""
+    """Something that supplies one side input for ranked documents.
+
+    Optional attributes a measure reads when present: ``provides`` (``"scores"``, ``"labels"`` or
+    ``"text"``, checked against what the measure needs), ``kind_reason`` (why, for the error when it
+    does not fit) and ``missing_reason(query_id, doc_id)`` (why a document got no value, for the error).
+    """
 
     def lookup(self, query_ids: np.ndarray, doc_ids: np.ndarray, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         """Values for each (query, document) row, aligned with the inputs.

@@ -202,6 +202,10 @@ class PolaritySource:
                                                 [t for t in texts if t is not None], errors="skip")
         return scores
 
+    def missing_reason(self, query_id: str, doc_id: str) -> Optional[str]:
+        """Why a document got no polarity: its query's axes could not be fitted, or it has no text."""
+        return self.model.skipped.get(query_id, f"document {doc_id!r} has no text to embed")
+
     def _texts(self, query_ids, doc_ids, column) -> list:
         """The text to embed per row: the run's (a string), else the corpus's, else ``None``."""
         import pandas as pd
