@@ -305,6 +305,10 @@ def test_side_values_of_the_wrong_kind_or_all_missing():
         ir_measures.calc_aggregate([pm.Duo], QRELS, RUN.assign(polarity=[[0.1]] + [[0.2, 0.3]] * 9))
     nothing = RUN.assign(polarity=pd.Series([None] * len(RUN), dtype=object), group=pd.NA)
     assert set(per_query(pm.Duo(missing="skip"), QRELS, nothing).values()) == {0.5}
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"3 of 3 queries had nothing to measure and got 0\.5\. documents are "
+                                                       r"counted after missing='skip' left out those without side "
+                                                       r"information; 3: no documents"):
+        ir_measures.calc_aggregate([pm.Duo(missing="skip")], QRELS, nothing)
     assert set(per_query(pm.rND(missing="skip"), QRELS, nothing).values()) == {0.0}
     with pytest.raises(pm.RunInputError, match="no group for document 'a' of query 'q1'"):
         ir_measures.calc_aggregate([pm.rND], QRELS, nothing)

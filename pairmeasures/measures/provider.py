@@ -148,9 +148,11 @@ def _warn_degenerate(measure: PairMeasure, query_ids: np.ndarray, result: Measur
     else:
         outcome = f"got {measure.DEGENERATE}"
         advice = "Pass degenerate='exclude' to leave them out of the mean" if "degenerate" in measure.SUPPORTED_PARAMS else ""
+    skipped = ("documents are counted after missing='skip' left out those without side information; "
+               if "missing" in measure.SUPPORTED_PARAMS and measure.param("missing") == "skip" else "")
     warnings.warn(
         f"{measure}: {degenerate_ids.size} of {degenerate.size} queries had nothing to measure and {outcome}. "
-        + "; ".join(parts) + (f". {advice}." if advice else "."),
+        + skipped + "; ".join(parts) + (f". {advice}." if advice else "."),
         DegenerateQueryWarning,
         stacklevel=3,
     )
