@@ -12,8 +12,7 @@ Importing a name from here still works and warns (:class:`DeprecationWarning`) n
 
 from __future__ import annotations
 
-import importlib
-import warnings
+from .._moved import moved_names
 
 _MOVED = {
     "TOKENIZERS": "pairmeasures.sideinfo.tokenizers",
@@ -33,13 +32,4 @@ _MOVED = {
 __all__ = list(_MOVED)  # each comes from __getattr__ (PEP 562), with its warning
 
 
-def __getattr__(name: str):
-    if name in _MOVED:
-        warnings.warn(f"pairmeasures.sideinfo.terms.{name} moved to {_MOVED[name]}.{name}; import it from there",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_MOVED))
+__getattr__, __dir__ = moved_names(__name__, _MOVED)

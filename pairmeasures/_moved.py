@@ -1,0 +1,23 @@
+"""The deprecation path of a module whose names moved elsewhere (PEP 562 module ``__getattr__``)."""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any, Callable, Mapping
+
+
+def moved_names(module: str, moved: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for ``module``, whose names ``moved`` (name -> new module) now live
+    elsewhere: each still imports from ``module``, with a :class:`DeprecationWarning` naming its new home."""
+    def __getattr__(name: str) -> Any:
+        if name in moved:
+            warnings.warn(f"{module}.{name} moved to {moved[name]}.{name}; import it from there",
+                          DeprecationWarning, stacklevel=2)
+            return getattr(importlib.import_module(moved[name]), name)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted(moved)
+
+    return __getattr__, __dir__
