@@ -105,15 +105,31 @@ _ADVICE = {
 }
 
 
+#: SQLite's fixed English text of each result code (``sqlite3_errstr``), for Python 3.10, whose errors carry no code.
+_CODE_OF_MESSAGE = {
+    "access permission denied": _PERM, "database is locked": _BUSY, "database table is locked": _LOCKED,
+    "attempt to write a readonly database": _READONLY, "disk I/O error": _IOERR,
+    "database disk image is malformed": _CORRUPT, "database or disk is full": _FULL,
+    "unable to open database file": _CANTOPEN, "file is not a database": _NOTADB,
+}
+
+
 def _error_code(exc: sqlite3.Error) -> Optional[int]:
-    """The primary SQLite result code of an error (Python 3.11+ reports it; ``None`` before, so that no
-    file is ever moved aside on a guess)."""
+    """The primary SQLite result code of an error (Python 3.11+ reports it; before, SQLite's fixed message
+    says it; ``None`` when neither does, so that no file is ever moved aside on a guess)."""
     code = getattr(exc, "sqlite_errorcode", None)
-    return None if code is None else code & 0xFF
+    return _CODE_OF_MESSAGE.get(str(exc)) if code is None else code & 0xFF
+
+
+_NAME_OF_CODE = {_PERM: "SQLITE_PERM", _BUSY: "SQLITE_BUSY", _LOCKED: "SQLITE_LOCKED", _READONLY: "SQLITE_READONLY",
+                 _IOERR: "SQLITE_IOERR", _CORRUPT: "SQLITE_CORRUPT", _FULL: "SQLITE_FULL", _CANTOPEN: "SQLITE_CANTOPEN",
+                 _NOTADB: "SQLITE_NOTADB"}
 
 
 def _error_name(exc: sqlite3.Error) -> str:
-    return getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+    """SQLite's name of the error (``SQLITE_BUSY``...), else the exception's type."""
+    code = _error_code(exc)
+    return getattr(exc, "sqlite_errorname", None) or (_NAME_OF_CODE.get(code, "") if code is not None else "") or type(exc).__name__
 
 
 class EmbeddingCache:
