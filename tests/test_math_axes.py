@@ -12,6 +12,7 @@ from pairmeasures.math import (
     consistent_accuracy,
     difference_of_means,
     fit_axes,
+    per_query_accuracy,
     perspective_accuracy,
     project,
     remove_directions,
@@ -121,15 +122,26 @@ def test_accuracies_match_their_definitions(rows):
     positive = np.array([r[1] for r in rows])
     scores = np.array([r[2] for r in rows])
     per_perspective = consistent = 0
-    for q in np.unique(query):
+    each = per_query_accuracy(scores, query, positive)
+    assert each.query.tolist() == np.unique(query).tolist()
+    for i, q in enumerate(np.unique(query)):
+        right = 0
         for p in (True, False):
             s = scores[(query == q) & (positive == p)]
-            per_perspective += max((s > 0).sum(), (s < 0).sum())
+            right += max((s > 0).sum(), (s < 0).sum())
         s, y = scores[query == q], np.where(positive[query == q], 1, -1)
-        consistent += max((np.sign(s) == y).sum(), (np.sign(s) == -y).sum())
+        agree = max((np.sign(s) == y).sum(), (np.sign(s) == -y).sum())
+        assert each.documents[i] == s.size
+        assert (each.accuracy[i], each.consistent_accuracy[i]) == pytest.approx((right / s.size, agree / s.size))
+        per_perspective, consistent = per_perspective + right, consistent + agree
     assert perspective_accuracy(scores, query, positive) == pytest.approx(per_perspective / len(rows))
     assert consistent_accuracy(scores, query, positive) == pytest.approx(consistent / len(rows))
     assert consistent_accuracy(scores, query, positive) <= perspective_accuracy(scores, query, positive) + 1e-12
+
+
+def test_accuracies_of_nothing_are_nan():
+    assert np.isnan(perspective_accuracy([], [], [])) and np.isnan(consistent_accuracy([], [], []))
+    assert per_query_accuracy([], [], []).query.size == 0
 
 
 def test_a_degenerate_axis_games_only_the_reference_measure():

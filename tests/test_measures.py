@@ -188,12 +188,56 @@ def test_degenerate_queries_are_reported_once_per_measure():
     assert len([w for w in record if issubclass(w.category, pm.DegenerateQueryWarning)]) == 1
 
 
-def test_missing_side_column_names_it_and_the_fix():
-    with pytest.raises(pm.RunInputError, match="no 'polarity' column"):
-        ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, RUN.drop(columns="polarity"))
+def test_pyterrier_named_frames_are_told_to_rename():
+    pt_run = RUN.rename(columns={"query_id": "qid", "doc_id": "docno"})
+    with pytest.raises(pm.RunInputError, match=re.escape(
+            "Duo@10: the run has PyTerrier's column names (found ['qid', 'docno', 'score', 'polarity', 'group']): "
+            "rename qid -> query_id, docno -> doc_id, e.g. run.rename(columns={'qid': 'query_id', 'docno': 'doc_id'}); "
+            "pt.Experiment does this for you")):
+        ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, pt_run)
+    pt_qrels = pd.DataFrame(QRELS).rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
+    with pytest.raises(ValueError, match=re.escape("rKL@10: the qrels have PyTerrier's column names (found ['qid', "
+                                                   "'docno', 'label', 'iteration']): rename qid -> query_id, docno -> "
+                                                   "doc_id, label -> relevance, e.g. qrels.rename(")):
+        ir_measures.calc_aggregate([pm.rKL @ 10], pt_qrels, RUN)
+
+
+def test_run_without_scores_says_what_carries_them():
+    with pytest.raises(pm.RunInputError, match=r"Duo@10, rKL@10: the run has no 'score' column .*fifth column of a TREC "
+                                               r"run file, ScoredDoc\(query_id, doc_id, score\).*add score = -rank$"):
+        ir_measures.calc_aggregate([pm.Duo @ 10, pm.rKL @ 10], QRELS, RUN.drop(columns="score").assign(rank=0))
+
+
+class _GroupPlugin(pm.PairMeasure):
+    """A measure as a plugin writes one: it reads the group column and declares it as a side input."""
+
+    __name__ = "GroupPlugin"
+    NAME = __name__
+    SUPPORTED_PARAMS = {**pm.measures.COMMON_PARAMS, "group": ir_measures.measures.ParamInfo(dtype=str, default=None)}
+    SIDE_INPUTS = (pm.SideInput(column="group", param="group", kind="labels"),)
+
+    def compute(self, lists):
+        return pm.MeasureValues(values=np.zeros(lists.query_ids.size), degenerate=np.zeros(lists.query_ids.size, bool))
+
+
+def test_missing_side_column_names_the_measures_reading_it_and_their_resources(tmp_path):
+    labels = tmp_path / "groups.tsv"
+    labels.write_text("corpus-id\tgroup\na\tp\n")
+    with pytest.raises(pm.RunInputError, match=re.escape(
+            "Duo@10 reads the run's 'polarity' column, which it lacks (found ['query_id', 'doc_id', 'score', 'group']): "
+            "give the run that column (a DataFrame or a PyTerrier transformer can; TREC run files and ScoredDoc tuples "
+            "cannot), or name a resource in the measure: Duo(polarity='tsv:FILE' | 'pca:DIR').")):
+        ir_measures.calc_aggregate([pm.Duo @ 10, pm.rKL(group=f"tsv:{labels}") @ 10], QRELS, RUN.drop(columns="polarity"))
     scored = [ir_measures.ScoredDoc("q1", "a", 1.0)]
-    with pytest.raises(pm.RunInputError, match=r"no 'group' column.*TREC run files"):
-        ir_measures.calc_aggregate([pm.rND], QRELS, scored)
+    with pytest.raises(pm.RunInputError) as caught:
+        ir_measures.calc_aggregate([pm.rKL @ 10, _GroupPlugin() @ 5, pm.Measured(of="rND@3"), pm.Duo @ 10], QRELS, scored)
+    message = str(caught.value)
+    assert message.startswith("Duo@10 reads the run's 'polarity' column, which it lacks (found ['query_id', 'doc_id', "
+                              "'score'])")
+    assert "GroupPlugin@5, Measured(of='rND@3'), rKL@10 read the run's 'group' column, which it lacks too" in message
+    assert ("name a resource in the measure: GroupPlugin(group='tsv:FILE' | 'beir:DIR'), rND(group='tsv:FILE' | "
+            "'beir:DIR'), rKL(group='tsv:FILE' | 'beir:DIR').") in message
+    assert "TREC run files and ScoredDoc tuples cannot" in message
 
 
 def test_nan_polarity_names_query_and_document():

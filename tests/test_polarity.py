@@ -156,6 +156,78 @@ def test_validate_polarity_command_prints_json(procon_subset, embedder):
     assert failed.returncode == 2 and "has no labels.tsv" in failed.stderr and "Traceback" not in failed.stderr
 
 
+def tiny_beir(folder, labels: dict) -> str:
+    """A BEIR folder whose queries ``labels`` maps to the gold labels of their documents, one document each."""
+    (folder / "qrels").mkdir(parents=True)
+    docs = [(q, f"{q}-{i}", label) for q, names in labels.items() for i, label in enumerate(names)]
+    (folder / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": f"Query {q}?"}) + "\n" for q in labels))
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": f"Text of {d}."}) + "\n"
+                                                 for _, d, _ in docs))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d, _ in docs))
+    (folder / "labels.tsv").write_text("query-id\tcorpus-id\tgroup\n" + "".join(f"{q}\t{d}\t{g}\n" for q, d, g in docs))
+    return str(folder)
+
+
+def validate_command(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pairmeasures", "validate-polarity", *map(str, args)],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_validate_polarity_names_the_positive_label_when_no_label_is_one(tmp_path):
+    folder = tiny_beir(tmp_path / "three", {"q1": ["female", "male", "neutral"], "q2": ["both", "female"]})
+    done = validate_command(folder)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert ("labels.tsv: no label stands for perspective 1: the labels are 'both', 'female', 'male', 'neutral', none "
+            "of p1, pro, support, 1, positive, yes; name the positive label with --positive LABEL") in done.stderr
+    done = validate_command(folder, "--positive", "Female")
+    assert done.returncode == 2 and "the positive label 'Female' is not in" in done.stderr
+    with pytest.raises(pm.sideinfo.SideInfoError, match=r"pca:.*no label stands for perspective 1.*\?positive=LABEL"):
+        pm.sideinfo.resolve(f"pca:{folder}")
+    assert pm.sideinfo.resolve(f"pca:{folder}?positive=female") is not None
+
+
+def test_validate_polarity_with_nothing_to_measure_prints_null_and_fails(tmp_path):
+    folder = tiny_beir(tmp_path / "one", {"q1": ["female", "female"], "q2": ["male"], "q3": ["male", "neutral"],
+                                          "q4": ["female", "male", "neutral"]})
+    done = validate_command(folder, "--positive", "female", "--json", "--per-query", tmp_path / "each.tsv")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    report = json.loads(done.stdout)  # valid JSON: null, never NaN
+    assert report["accuracy"] is None and report["consistent_accuracy"] is None and report["queries"] == 0
+    assert report["skipped_queries"] == {"one perspective only": 2, "two perspectives, neither the positive label": 1,
+                                         "more than two perspectives": 1}
+    assert done.stderr.strip().splitlines() == [
+        f"pairmeasures validate-polarity: error: nothing to measure in {folder}: no query has documents of exactly two "
+        "perspectives, one of them the positive label 'female' (2 have one perspective only; 1 has two perspectives, "
+        "neither the positive label; 1 has more than two perspectives)"]
+    assert not (tmp_path / "each.tsv").exists()
+    plain = validate_command(folder, "--positive", "female")
+    assert plain.returncode == 2 and plain.stdout == "" and "nothing to measure" in plain.stderr
+
+
+def test_validate_polarity_writes_per_query_accuracies(procon_subset, embedder, tmp_path):
+    expected = validate_polarity(procon_subset, embedder=embedder)  # fills the session's embedding cache
+    target = tmp_path / "per-query.tsv"
+    done = validate_command(procon_subset, "--per-query", target)
+    assert done.returncode == 0, done.stderr
+    table = pd.read_csv(target, sep="\t", dtype={"query_id": str})
+    assert list(table.columns) == ["query_id", "accuracy", "consistent_accuracy", "documents", "positive", "other"]
+    assert len(table) == 4 and table["documents"].sum() == expected["documents"]
+    assert set(table["positive"]) == {"pro"} and set(table["other"]) == {"con"}
+    weighted = (table["accuracy"] * table["documents"]).sum() / table["documents"].sum()
+    assert weighted == pytest.approx(expected["accuracy"])
+    assert table.set_index("query_id")["consistent_accuracy"].to_dict() == pytest.approx(
+        {r["query_id"]: r["consistent_accuracy"] for r in expected["per_query"]})
+    before = target.read_text()
+    refused = validate_command(procon_subset, "--per-query", target)
+    assert refused.returncode == 2 and f"{target} exists; pass --force to overwrite it" in refused.stderr
+    assert target.read_text() == before
+    as_json = tmp_path / "per-query.json"
+    assert validate_command(procon_subset, "--per-query", as_json, "--json").returncode == 0
+    assert [r["query_id"] for r in json.loads(as_json.read_text())] == table["query_id"].tolist()
+    assert validate_command(procon_subset, "--per-query", target, "--force").returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["per-query.json", "per-query.tsv"]  # no temporary files left
+
+
 def test_cache_command(tmp_path):
     cache = EmbeddingCache(tmp_path / "c.sqlite")
     cache.put("m", [(b"k" * 32, np.zeros(3, np.float32))])

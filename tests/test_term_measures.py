@@ -246,7 +246,8 @@ def test_awrf_share_alignment_counts_neutral_documents_as_balanced():
 
 def test_missing_text_column_says_how_to_add_it():
     run = pd.DataFrame({"query_id": "q", "doc_id": ["a"], "score": [1.0]})
-    with pytest.raises(pm.RunInputError, match=r"no 'text' column.*pt\.text\.get_text.*TExFAIR\(text='corpus:DIR'\)"):
+    with pytest.raises(pm.RunInputError, match=r"TExFAIR@5 reads the run's 'text' column, which it lacks.*"
+                                               r"pt\.text\.get_text.*TExFAIR\(text='corpus:DIR' \| 'irds:DATASET'\)"):
         ir_measures.calc_aggregate([pm.TExFAIR @ 5], qrels_for(["q"]), run)
 
 

@@ -60,21 +60,33 @@ def _validate_polarity(args: argparse.Namespace) -> int:
     import json
 
     from ..sideinfo.embed import Embedder
-    from .validate import validate_polarity
+    from .tables import check_writable, write_table
+    from .validate import nothing_measured, validate_polarity
 
+    if args.per_query:
+        check_writable(args.per_query, args.force)
     embedder = Embedder(args.model, cache=args.cache or True, progress=False if args.json else None)
     result = validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
                                anchors=args.anchors, anchor_within=args.anchor_within)
+    per_query = result.pop("per_query")
+    problem = nothing_measured(result)
+    if args.per_query and not problem:
+        import pandas as pd
+
+        write_table(pd.DataFrame(per_query), args.per_query, args.force)
     if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
-    skipped = ", ".join(f"{n} ({reason})" for reason, n in result["skipped_queries"].items()) or "none"
-    axis = "first principal axis" if args.anchors == "none" else f"anchors {args.anchors}, within {args.anchor_within} axes"
-    print(f"{result['dataset']} with {result['model']} ({result['text']}; {axis}; positive = {result['positive']!r})\n"
-          f"  accuracy (per perspective, as the PAIR reference code): {result['accuracy']:.4f}\n"
-          f"  consistent accuracy (one sign per query):               {result['consistent_accuracy']:.4f}\n"
-          f"  {result['queries']} queries, {result['documents']} documents; skipped queries: {skipped}; "
-          f"{result['embedded_now']} texts embedded now, {result['seconds']} s")
+        print(json.dumps(result, indent=2, allow_nan=False))
+    elif not problem:
+        skipped = ", ".join(f"{n} ({reason})" for reason, n in result["skipped_queries"].items()) or "none"
+        axis = "first principal axis" if args.anchors == "none" else f"anchors {args.anchors}, within {args.anchor_within} axes"
+        print(f"{result['dataset']} with {result['model']} ({result['text']}; {axis}; positive = {result['positive']!r})\n"
+              f"  accuracy (per perspective, as the PAIR reference code): {result['accuracy']:.4f}\n"
+              f"  consistent accuracy (one sign per query):               {result['consistent_accuracy']:.4f}\n"
+              f"  {result['queries']} queries, {result['documents']} documents; skipped queries: {skipped}; "
+              f"{result['embedded_now']} texts embedded now, {result['seconds']} s")
+    if problem:
+        print(f"pairmeasures validate-polarity: error: {problem}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -165,9 +177,17 @@ def build_parser() -> argparse.ArgumentParser:
                                "query statement's negation to the statement (no labels used)")
     validate.add_argument("--anchor-within", type=int, default=0, metavar="K",
                           help="project the anchor direction onto the documents' K leading principal axes (default 0: off)")
-    validate.add_argument("--positive", default=None, help="label of perspective 1 (default: p1, pro or support if present)")
+    validate.add_argument("--positive", default=None, metavar="LABEL",
+                          help="label of perspective 1 (default: the first of p1, pro, support, 1, positive, yes present; "
+                               "required when the labels include none of them). A query is measured when its documents "
+                               "have exactly two labels, this one and one other; the others are skipped and counted")
     validate.add_argument("--cache", default=None, help="embedding cache file (default: ~/.cache/pairmeasures/embeddings.sqlite)")
-    validate.add_argument("--json", action="store_true", help="print one JSON object")
+    validate.add_argument("--json", action="store_true",
+                          help="print one JSON object (accuracies are null when no query could be measured)")
+    validate.add_argument("--per-query", default=None, metavar="FILE",
+                          help="write each measured query's accuracies, documents and two labels to FILE "
+                               "(.tsv, .csv or .json by its extension)")
+    validate.add_argument("--force", action="store_true", help="overwrite the --per-query file if it exists")
     validate.set_defaults(run=_validate_polarity)
 
     datasets = commands.add_parser(

@@ -35,3 +35,40 @@ def render(frame: pd.DataFrame, fmt: str = "markdown", digits: int = 4) -> str:
              "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+#: Table formats for files, by extension.
+FILE_FORMATS = {".tsv": "tsv", ".csv": "csv", ".json": "json"}
+
+
+def check_writable(path, force: bool = False) -> None:
+    """Raise a ValueError, before any work, when ``path`` has no table extension or exists and ``force`` is off."""
+    from pathlib import Path
+
+    path = Path(path)
+    if path.suffix.lower() not in FILE_FORMATS:
+        raise ValueError(f"{path}: name a .tsv, .csv or .json file (the extension picks the format)")
+    if path.exists() and not force:
+        raise ValueError(f"{path} exists; pass --force to overwrite it")
+
+
+def write_table(frame: pd.DataFrame, path, force: bool = False) -> None:
+    """Write ``frame`` to ``path`` as TSV, CSV or JSON records by its extension, atomically (a temporary
+    file beside it, then a rename), never over an existing file unless ``force``."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    path = Path(path)
+    check_writable(path, force)
+    fmt = FILE_FORMATS[path.suffix.lower()]
+    text = render(frame, "json") if fmt == "json" else frame.to_csv(index=False, sep="\t" if fmt == "tsv" else ",")
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
+                                     delete=False) as handle:
+        try:
+            handle.write(text)
+        except BaseException:
+            handle.close()
+            os.unlink(handle.name)
+            raise
+    os.replace(handle.name, path)

@@ -8,14 +8,17 @@ from typing import Optional
 
 import numpy as np
 
-from ..math.polarization import consistent_accuracy, perspective_accuracy
+from ..math.polarization import consistent_accuracy, per_query_accuracy, perspective_accuracy
 from ..sideinfo.embed import Embedder
-from ..sideinfo.polarity import FitSet, PolarityModel, default_positive, negation_anchors, read_beir
+from ..sideinfo.polarity import FitSet, PolarityError, PolarityModel, default_positive, negation_anchors, read_beir
 
-__all__ = ["validate_polarity"]
+__all__ = ["validate_polarity", "nothing_measured"]
 
 
 ANCHORS = ("none", "negated-query")
+
+#: Why a query is not measured, by the number of its perspectives.
+_SKIPPED = {1: "one perspective only", 2: "two perspectives, neither the positive label"}
 
 
 def validate_polarity(folder, model: Optional[str] = None, text: str = "text", positive: Optional[str] = None,
@@ -26,10 +29,13 @@ def validate_polarity(folder, model: Optional[str] = None, text: str = "text", p
     statement itself (projected onto the documents' ``anchor_within`` leading principal axes
     when > 0) instead of taking the first principal axis; no label is used either way.
 
-    Queries need documents of exactly two perspectives and at least two documents; the others are
-    counted in ``skipped_queries`` by reason. Returns ``accuracy`` (the reference code's
-    per-perspective measure), ``consistent_accuracy`` (one sign per query), ``queries``,
-    ``documents`` and details.
+    ``positive`` is the label of perspective 1 (default: the first of ``POSITIVE_LABELS`` present; an
+    error listing the labels when there is none). A query is measured when its documents have exactly
+    two perspectives, one of them ``positive``: it is compared with the query's other label. The
+    others are counted in ``skipped_queries`` by reason. Returns ``accuracy`` (the reference code's
+    per-perspective measure), ``consistent_accuracy`` (one sign per query), both ``None`` when no
+    query could be measured, ``queries``, ``documents``, ``per_query`` (one record per measured query:
+    both accuracies, its documents and its two labels) and details.
     """
     if anchors not in ANCHORS:
         raise ValueError(f"anchors must be one of {ANCHORS}, got {anchors!r}")
@@ -39,39 +45,54 @@ def validate_polarity(folder, model: Optional[str] = None, text: str = "text", p
         raise FileNotFoundError(f"{str(data.path)!r} has no labels.tsv (query-id, corpus-id, group): "
                                 "validation needs the gold perspective of each document")
     frame = data.fit_frame(text)
-    positive = positive or default_positive(frame["label"])
-    skipped: Counter = Counter()
-    keep = []
-    for qid, rows in frame.groupby("qid", sort=False):
-        groups = rows["label"].nunique()
-        if groups < 2:
-            skipped["one perspective only"] += 1
-        elif groups > 2:
-            skipped["more than two perspectives"] += 1
-        else:
-            keep.append(qid)
+    frame["label"] = frame["label"].astype(str)
+    labels = sorted(frame["label"].unique())
+    if positive is None:
+        try:
+            positive = default_positive(labels)
+        except PolarityError as exc:
+            raise PolarityError(f"{data.path / 'labels.tsv'}: {exc} with --positive LABEL (positive= in Python)") from None
+    elif positive not in labels:
+        raise PolarityError(f"the positive label {positive!r} is not in {data.path / 'labels.tsv'}, whose labels are "
+                            f"{', '.join(map(repr, labels))}")
+    perspectives = frame.groupby("qid", sort=False)["label"].agg(lambda column: sorted(set(column)))
+    measured = perspectives.map(lambda names: len(names) == 2 and positive in names)
+    skipped = Counter(_SKIPPED.get(len(names), "more than two perspectives") for names in perspectives[~measured])
+    keep = perspectives.index[measured].tolist()
     frame = frame[frame["qid"].isin(keep)]
     embedder = embedder or Embedder(model)
-    anchor_pairs = (negation_anchors({q: data.queries[q]["text"] for q in keep if q in data.queries})
-                    if anchors == "negated-query" else None)
-    polarity = PolarityModel(fit=FitSet.from_frame(frame, positive=positive), embedder=embedder,
-                             anchors=anchor_pairs, anchor_within=anchor_within)
-    scores = polarity.score(frame["qid"].to_numpy(), frame["text"].tolist())
-    is_positive = (frame["label"] == positive).to_numpy()
-    query = frame["qid"].to_numpy()
-    return {
-        "dataset": str(data.path),
-        "model": embedder.model_name,
-        "text": text,
-        "anchors": anchors,
-        "anchor_within": anchor_within,
-        "positive": positive,
-        "accuracy": perspective_accuracy(scores, query, is_positive),
-        "consistent_accuracy": consistent_accuracy(scores, query, is_positive),
-        "queries": len(keep),
-        "documents": int(len(frame)),
-        "skipped_queries": dict(skipped),
+    result = {"dataset": str(data.path), "model": embedder.model_name, "text": text, "anchors": anchors,
+              "anchor_within": anchor_within, "positive": positive, "accuracy": None, "consistent_accuracy": None,
+              "queries": len(keep), "documents": int(len(frame)), "skipped_queries": dict(skipped)}
+    per_query: list = []
+    if keep:
+        anchor_pairs = (negation_anchors({q: data.queries[q]["text"] for q in keep if q in data.queries})
+                        if anchors == "negated-query" else None)
+        polarity = PolarityModel(fit=FitSet.from_frame(frame, positive=positive), embedder=embedder,
+                                 anchors=anchor_pairs, anchor_within=anchor_within)
+        scores = polarity.score(frame["qid"].to_numpy(), frame["text"].tolist())
+        is_positive = (frame["label"] == positive).to_numpy()
+        query = frame["qid"].to_numpy()
+        result["accuracy"] = perspective_accuracy(scores, query, is_positive)
+        result["consistent_accuracy"] = consistent_accuracy(scores, query, is_positive)
+        each = per_query_accuracy(scores, query, is_positive)
+        per_query = [{"query_id": q, "accuracy": float(a), "consistent_accuracy": float(c), "documents": int(n),
+                      "positive": positive, "other": next(x for x in perspectives[q] if x != positive)}
+                     for q, a, c, n in zip(each.query.tolist(), each.accuracy, each.consistent_accuracy, each.documents)]
+    result.update({
         "embedded_now": embedder.computed,
         "seconds": round(time.perf_counter() - started, 2),
         "mean_documents_per_query": round(float(np.mean(frame.groupby("qid").size())) if len(frame) else 0.0, 2),
-    }
+        "per_query": per_query,
+    })
+    return result
+
+
+def nothing_measured(result: dict) -> Optional[str]:
+    """Why :func:`validate_polarity` measured no query, in one line, or ``None`` when it measured some."""
+    if result["queries"]:
+        return None
+    counts = "; ".join(f"{n} {'has' if n == 1 else 'have'} {reason}"
+                       for reason, n in sorted(result["skipped_queries"].items(), key=lambda item: -item[1]))
+    return (f"nothing to measure in {result['dataset']}: no query has documents of exactly two perspectives, one of "
+            f"them the positive label {result['positive']!r} ({counts or 'no labelled documents'})")

@@ -40,7 +40,7 @@ from .neutrality import (
     position_discount,
     ranker_agnostic_fairr,
 )
-from .polarization import consistent_accuracy, perspective_accuracy
+from .polarization import QueryAccuracy, consistent_accuracy, per_query_accuracy, perspective_accuracy
 from .rab import arab, bias_labels, gender_magnitudes, ibbr_magnitudes, rab, rank_bias_lists
 from .rbo import rbo
 
@@ -77,6 +77,7 @@ __all__ = [
     "DEGENERATE_DUO",
     "DEGENERATE_GROUP_FAIRNESS",
     "DuoResult",
+    "QueryAccuracy",
     "GROUP_MEASURES",
     "GroupFairnessResult",
     "anchored_axis",
@@ -93,6 +94,7 @@ __all__ = [
     "group_fairness_raw",
     "list_index",
     "list_lengths",
+    "per_query_accuracy",
     "perspective_accuracy",
     "prefix_disparity",
     "project",

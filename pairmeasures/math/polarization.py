@@ -13,12 +13,24 @@ over documents, not queries:
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-__all__ = ["perspective_accuracy", "consistent_accuracy"]
+__all__ = ["perspective_accuracy", "consistent_accuracy", "per_query_accuracy", "QueryAccuracy"]
 
 
-def _inputs(scores, query, positive):
+class QueryAccuracy(NamedTuple):
+    """Per query (sorted by id): both accuracies and the number of documents."""
+
+    query: np.ndarray
+    accuracy: np.ndarray
+    consistent_accuracy: np.ndarray
+    documents: np.ndarray
+
+
+def _correct(scores, query, positive) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Query ids (sorted), and per query the documents counted correct by each measure, and all its documents."""
     scores = np.asarray(scores, dtype=np.float64)
     query = np.asarray(query)
     positive = np.asarray(positive, dtype=bool)
@@ -26,27 +38,32 @@ def _inputs(scores, query, positive):
         raise ValueError("scores, query and positive must be 1-D arrays of the same length")
     if not np.isfinite(scores).all():
         raise ValueError("scores must be finite")
-    _, query = np.unique(query, return_inverse=True)
-    return scores, query, positive
+    ids, codes = np.unique(query, return_inverse=True)
+    n = ids.size
+    cell = codes * 2 + positive
+    above = np.bincount(cell, weights=scores > 0, minlength=2 * n).reshape(n, 2)
+    below = np.bincount(cell, weights=scores < 0, minlength=2 * n).reshape(n, 2)
+    expected = np.where(positive, 1.0, -1.0)
+    agree = np.bincount(codes, weights=np.sign(scores) == expected, minlength=n)
+    disagree = np.bincount(codes, weights=np.sign(scores) == -expected, minlength=n)
+    return ids, np.maximum(above, below).sum(axis=1), np.maximum(agree, disagree), np.bincount(codes, minlength=n)
 
 
 def perspective_accuracy(scores, query, positive) -> float:
-    """Share of documents on the majority side within their (query, perspective)."""
-    scores, query, positive = _inputs(scores, query, positive)
-    if scores.size == 0:
-        return float("nan")
-    cell = query * 2 + positive
-    above = np.bincount(cell, weights=scores > 0, minlength=2 * (query.max() + 1))
-    below = np.bincount(cell, weights=scores < 0, minlength=2 * (query.max() + 1))
-    return float(np.maximum(above, below).sum() / scores.size)
+    """Share of documents on the majority side within their (query, perspective); NaN without documents."""
+    _, correct, _, documents = _correct(scores, query, positive)
+    return float(correct.sum() / documents.sum()) if documents.sum() else float("nan")
 
 
 def consistent_accuracy(scores, query, positive) -> float:
-    """Share of documents whose sign matches their perspective, with one sign flip allowed per query."""
-    scores, query, positive = _inputs(scores, query, positive)
-    if scores.size == 0:
-        return float("nan")
-    expected = np.where(positive, 1.0, -1.0)
-    agree = np.bincount(query, weights=np.sign(scores) == expected)
-    disagree = np.bincount(query, weights=np.sign(scores) == -expected)
-    return float(np.maximum(agree, disagree).sum() / scores.size)
+    """Share of documents whose sign matches their perspective, with one sign flip allowed per query; NaN
+    without documents."""
+    _, _, correct, documents = _correct(scores, query, positive)
+    return float(correct.sum() / documents.sum()) if documents.sum() else float("nan")
+
+
+def per_query_accuracy(scores, query, positive) -> QueryAccuracy:
+    """Both accuracies of every query, over its own documents."""
+    ids, perspective, consistent, documents = _correct(scores, query, positive)
+    return QueryAccuracy(query=ids, accuracy=perspective / documents, consistent_accuracy=consistent / documents,
+                         documents=documents)

@@ -118,6 +118,11 @@ class SideInput:
     neutral: Any = None
 
 
+#: Resources a side input of each kind can name, for error messages.
+_EXAMPLE_RESOURCES = {"scores": ("tsv:FILE", "pca:DIR"), "labels": ("tsv:FILE", "beir:DIR"),
+                      "text": ("corpus:DIR", "irds:DATASET")}
+
+
 #: What to name instead, by side-input kind, when a resource provides the wrong kind.
 _RESOURCES_OF = {
     "scores": "a resource of numbers (a tsv: file of numeric columns, or pca:DIR)",
@@ -198,6 +203,10 @@ class PairMeasure(measures.Measure):
     def side_inputs(self) -> tuple[SideInput, ...]:
         """The side inputs this measure reads with its parameters (``SIDE_INPUTS`` by default)."""
         return self.SIDE_INPUTS
+
+    def resource_example(self, side: SideInput) -> str:
+        """How to name a resource for ``side`` instead of a run column, e.g. ``rKL(group='tsv:FILE' | 'beir:DIR')``."""
+        return f"{self.NAME}({side.param}={' | '.join(repr(r) for r in _EXAMPLE_RESOURCES[side.kind])})"
 
     def run_columns(self) -> list[str]:
         """Run columns this measure reads (side inputs not taken from a named resource)."""

@@ -66,6 +66,9 @@ class _Measured(PairMeasure):
     def check_resources(self) -> None:
         self.counted().check_resources()
 
+    def resource_example(self, side: SideInput) -> str:
+        return self.counted().resource_example(side)
+
     def run_columns(self) -> list[str]:
         return self.counted().run_columns()
 

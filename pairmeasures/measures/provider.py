@@ -16,7 +16,15 @@ from ir_measures.measures import Measure
 from ir_measures.util import QrelsConverter, RunConverter
 
 from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure
-from .ranked import QrelsLookup, RunInputError, build_ranked_lists, id_problem, in_pyterrier_batch, relevance_problem
+from .ranked import (
+    QrelsLookup,
+    RunInputError,
+    build_ranked_lists,
+    id_problem,
+    in_pyterrier_batch,
+    missing_columns_problem,
+    relevance_problem,
+)
 
 __all__ = ["PairProvider", "PairEvaluator", "provider"]
 
@@ -57,10 +65,10 @@ class PairEvaluator(providers.Evaluator):
 
     def __init__(self, measures: List[PairMeasure], qrels):
         frame = QrelsConverter(qrels, strict=False).as_pd_dataframe()
-        names = ", ".join(str(m) for m in measures)
-        for column in ("query_id", "doc_id", "relevance"):
-            if column not in frame.columns:
-                raise ValueError(f"{names}: qrels need a {column!r} column; found {list(frame.columns)}")
+        names = _names(measures)
+        problem = missing_columns_problem(frame.columns, "qrels")
+        if problem:
+            raise ValueError(f"{names}: {problem}")
         if len(frame) == 0 and not in_pyterrier_batch():
             raise ValueError(f"{names}: the qrels are empty, so there is nothing to evaluate against; "
                              "pass the judgements of the queries to evaluate")
@@ -86,11 +94,18 @@ class PairEvaluator(providers.Evaluator):
         wanted |= {c for m in self.measures for c in m.optional_run_columns() if c in frame.columns}
         columns = sorted(wanted)
         needs_relevance = any(m.needs_relevance() for m in self.measures)
+        if len(frame):  # an empty run is "no results", even without its side columns
+            problem = missing_columns_problem(frame.columns, "run")
+            if problem:
+                raise RunInputError(f"{_names(self.measures)}: {problem}")
+            problem = _missing_side_columns(self.measures, list(frame.columns))
+            if problem:
+                raise RunInputError(problem)
         try:
             lists = build_ranked_lists(frame, self.query_ids, depth, columns,
                                        self._relevance() if needs_relevance else None)
         except RunInputError as exc:
-            raise RunInputError(f"{', '.join(str(m) for m in self.measures)}: {exc}") from None
+            raise RunInputError(f"{_names(self.measures)}: {exc}") from None
         for measure in self.measures:
             result = _checked(measure, measure.evaluate(lists), lists.query_ids)
             values = result.values
@@ -100,6 +115,30 @@ class PairEvaluator(providers.Evaluator):
                     values = np.where(result.degenerate, np.nan, values)
             for query_id, value in zip(lists.query_ids, values.tolist()):
                 yield Metric(query_id=query_id, measure=measure, value=value)
+
+
+def _names(measures: Iterable[Measure]) -> str:
+    """The measures' names, sorted (ir_measures hands them over in set order)."""
+    return ", ".join(sorted(str(m) for m in measures))
+
+
+def _missing_side_columns(measures: List[PairMeasure], found: List[str]) -> Optional[str]:
+    """For each side column the run lacks: which measures read it, and the resources they could name instead."""
+    readers: dict[str, dict[str, str]] = {}  # column -> {measure name: resource example}
+    for measure in sorted(measures, key=str):
+        for side in measure.side_inputs():
+            if side.column in measure.run_columns() and side.column not in found:
+                readers.setdefault(side.column, {})[str(measure)] = measure.resource_example(side)
+    sentences: List[str] = []
+    for column, named in readers.items():
+        verb = "reads" if len(named) == 1 else "read"
+        add = ("add it with pt.text.get_text(dataset, 'text') in the pipeline" if column == "text" else
+               "give the run that column (a DataFrame or a PyTerrier transformer can; TREC run files and ScoredDoc "
+               "tuples cannot)")
+        lacks = f"which it lacks (found {found})" if not sentences else "which it lacks too"
+        sentences.append(f"{', '.join(named)} {verb} the run's {column!r} column, {lacks}: {add}, "
+                         f"or name a resource in the measure: {', '.join(dict.fromkeys(named.values()))}.")
+    return " ".join(sentences) or None
 
 
 def _checked(measure: PairMeasure, result, query_ids: np.ndarray) -> MeasureValues:

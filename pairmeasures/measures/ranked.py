@@ -11,7 +11,7 @@ as trec_eval (and therefore pytrec_eval's nDCG) does.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
 import numpy as np
 
@@ -147,6 +147,38 @@ def relevance_problem(qrels: "pd.DataFrame") -> Optional[str]:
             + "; relevance labels must be integers (graded judgements such as 0, 1, 2)")
 
 
+#: The columns ir_measures reads, by frame, and PyTerrier's names for them.
+_REQUIRED = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}
+_PYTERRIER_NAMES = {"query_id": "qid", "doc_id": "docno", "relevance": "label"}
+
+
+def missing_columns_problem(found: Iterable[str], source: str) -> Optional[str]:
+    """Why a ``source`` frame (``"run"`` or ``"qrels"``) with the columns ``found`` lacks a column ir_measures
+    reads, or ``None``: PyTerrier's names to rename, missing ids, a run without scores, qrels without labels."""
+    found = [str(c) for c in found]
+    required = _REQUIRED[source]
+    missing = [c for c in required if c not in found]
+    if not missing:
+        return None
+    has = "have" if source == "qrels" else "has"
+    renames = {_PYTERRIER_NAMES[c]: c for c in missing if _PYTERRIER_NAMES.get(c) in found}
+    if renames:
+        return (f"the {source} {has} PyTerrier's column names (found {found}): rename "
+                + ", ".join(f"{theirs} -> {ours}" for theirs, ours in renames.items())
+                + f", e.g. {source}.rename(columns={renames!r}); pt.Experiment does this for you")
+    names = ", ".join(repr(c) for c in missing)
+    if "query_id" in missing or "doc_id" in missing:
+        frame = "a run" if source == "run" else "qrels"
+        return f"the {source} {has} no {names} column (found {found}); ir_measures reads {frame} with the columns " + ", ".join(required)
+    if source == "run":
+        return (f"the run has no 'score' column (found {found}); a run needs a score per document, which orders its "
+                "ranking: the fifth column of a TREC run file, ScoredDoc(query_id, doc_id, score), or the score "
+                "column of PyTerrier results"
+                + ("; to keep the order of its 'rank' column, add score = -rank" if "rank" in found else ""))
+    return (f"the qrels have no 'relevance' column (found {found}); qrels need a relevance label per judged "
+            "document: the fourth column of a TREC qrels file, or Qrel(query_id, doc_id, relevance)")
+
+
 def in_pyterrier_batch() -> bool:
     """Whether ``pt.Experiment(..., batch_size=N)`` is evaluating: it gives the evaluator one batch of topics at a
     time with the qrels of that batch alone (empty for a batch of unjudged topics), so checks that need the
@@ -226,7 +258,7 @@ def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Option
     """Sort ``run`` once into :class:`RankedLists` for the judged ``query_ids``.
 
     ``depth`` keeps the top ``depth`` documents per query (all for ``None``); ``columns`` are the
-    side columns to carry; ``relevance`` attaches qrels to the kept rows.
+    side columns to carry (the provider has checked that the run has them); ``relevance`` attaches qrels to the kept rows.
     """
     import pandas as pd
 
@@ -242,15 +274,9 @@ def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Option
             relevance=np.empty(0),
             columns={name: np.empty(0, dtype=object) for name in columns},
         )
-    missing = [name for name in ["query_id", "doc_id", "score"] + list(columns) if name not in run.columns]
-    if missing:
-        raise RunInputError(
-            f"the run has no {', '.join(repr(m) for m in missing)} column (found {list(run.columns)}). "
-            "Side columns come from a DataFrame or a PyTerrier transformer; TREC run files and ScoredDoc "
-            "tuples cannot carry them. Alternatively, name a resource in the measure, e.g. Duo(polarity='tsv:FILE')"
-            + (", or for document text add it with pt.text.get_text(dataset, 'text') or name it, e.g. "
-               "TExFAIR(text='corpus:DIR')." if "text" in missing else ".")
-        )
+    problem = missing_columns_problem(run.columns, "run")
+    if problem:
+        raise RunInputError(problem)
 
     codes, uniques = pd.factorize(run["query_id"], use_na_sentinel=True)
     problem = missing_id_problem(run, "run", "query_id", np.flatnonzero(codes < 0)) or float_id_problem(run, "run")

@@ -35,10 +35,15 @@ class PolarityError(ValueError):
 
 
 def default_positive(labels: Sequence) -> Optional[str]:
-    """The label that stands for perspective 1: the first of :data:`POSITIVE_LABELS` present,
-    else the first label in sorted order."""
+    """The label that stands for perspective 1: the first of :data:`POSITIVE_LABELS` present (``None``
+    without labels); a :class:`PolarityError` listing the labels when none of them is one, so that the
+    pole is named rather than guessed (e.g. Grep-BiasIR's female/male/neutral/both)."""
     present = sorted({str(label) for label in labels})
-    return next((label for label in POSITIVE_LABELS if label in present), present[0] if present else None)
+    chosen = next((label for label in POSITIVE_LABELS if label in present), None)
+    if chosen is None and present:
+        raise PolarityError(f"no label stands for perspective 1: the labels are {', '.join(map(repr, present))}, "
+                            f"none of {', '.join(POSITIVE_LABELS)}; name the positive label")
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -245,7 +250,10 @@ def pca_scheme(argument: str) -> PolaritySource:
         data = read_beir(folder)
     except FileNotFoundError as exc:
         raise SideInfoError(f"pca:{argument}: {exc}") from None
-    fit = FitSet.from_frame(data.fit_frame(text), positive=options.get("positive"))
+    try:
+        fit = FitSet.from_frame(data.fit_frame(text), positive=options.get("positive"))
+    except PolarityError as exc:
+        raise SideInfoError(f"pca:{argument}: {exc} with ?positive=LABEL") from None
     model = PolarityModel(fit=fit, embedder=Embedder(options.get("model") or None),
                           components=int(options.get("components", 1)))
     return PolaritySource(model, corpus=data, text=text)
