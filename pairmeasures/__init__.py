@@ -64,6 +64,11 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'pairmeasures' has no attribute {name!r}")
 
+
+def __dir__() -> list[str]:
+    """The module's names and the lazily loaded ones, so tab completion and ``dir(pm)`` show them."""
+    return sorted(set(globals()) | set(_LAZY))
+
 # ``math`` (the array functions, ``pm.math``) is left out: ``from pairmeasures import *`` must not
 # shadow the standard library's ``math``.
 __all__ = [

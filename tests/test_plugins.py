@@ -163,3 +163,13 @@ def test_plugins_that_exit_or_raise_base_exceptions_are_contained(tmp_path, monk
     assert "'hook_exit' failed in pairmeasures_measures() and is skipped: SystemExit: 3" in messages
     assert "'hook_exit' failed in pairmeasures_side_info_schemes()" in messages
     assert isinstance(ir_measures.measures.registry["Duo"], pm.PairMeasure)
+
+
+def test_example_plugin_in_help_and_measures(installed_example_plugin):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(installed_example_plugin), str(ROOT)])}
+    run = [sys.executable, "-m", "pairmeasures"]
+    help_text = subprocess.run([*run, "--help"], capture_output=True, text=True, env=env, timeout=300).stdout
+    assert "pairmeasures_exposure  ExposureGap" in help_text
+    shown = subprocess.run([*run, "measures", "ExposureGap"], capture_output=True, text=True, env=env, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    assert "- direction: `lower-fairer`" in shown.stdout and "- range: [0, 1)" in shown.stdout

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import warnings
 from typing import Optional, Sequence
 
+from ..measures import DIRECTIONS
 from ..sideinfo.polarity import TEXT_FIELDS
+from .evaluate import FILES_HELP
 from .tables import FORMATS, render
 from .validate import ANCHORS
 
@@ -40,25 +43,41 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _measures(args: argparse.Namespace) -> int:
-    import ir_measures
-
-    from ..measures import PairMeasure
-
-    rows = []
-    for name, measure in sorted(ir_measures.measures.registry.items()):
-        if isinstance(measure, PairMeasure) and name == measure.NAME:
-            params = ", ".join(f"{p}" for p in measure.SUPPORTED_PARAMS if p != "cutoff")
-            rows.append({"measure": name, "module": type(measure).__module__, "description": measure.SHORT_DESC,
-                         "parameters": params})
     import pandas as pd
 
-    sys.stdout.write(render(pd.DataFrame(rows), args.format))
+    from . import catalogue
+
+    if args.name is None:
+        sys.stdout.write(render(pd.DataFrame(catalogue.listing()), args.format))
+        return 0
+    info = catalogue.describe(catalogue.find(args.name))
+    if args.format == "json":
+        print(json.dumps(info, indent=2))
+    elif args.format == "csv":
+        fields = {k: info[k] for k in ("measure", "direction", "range")}
+        sys.stdout.write(render(pd.DataFrame([{**fields, **p} for p in info["parameters"]]), "csv"))
+    else:
+        sys.stdout.write(catalogue.describe_markdown(info))
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from .evaluate import evaluate, parse_measures, read_qrels_file, read_run_file, tsv
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"pairmeasures eval: {category.__name__}: {message}", file=sys.stderr)
+
+    measures = parse_measures(args.measures)
+    qrels, run = read_qrels_file(args.qrels), read_run_file(args.run_file)
+    with warnings.catch_warnings():
+        warnings.simplefilter("once")
+        warnings.showwarning = show
+        table = evaluate(qrels, run, measures, args.per_query)
+    sys.stdout.write(tsv(table) if args.format == "tsv" else render(table, args.format))
     return 0
 
 
 def _validate_polarity(args: argparse.Namespace) -> int:
-    import json
-
     from ..sideinfo.embed import Embedder
     from .tables import check_writable, write_table
     from .validate import nothing_measured, validate_polarity
@@ -139,11 +158,16 @@ def _datasets(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .catalogue import families
+
+    listed = "\n".join(f"  {family:<22} {', '.join(names)}" for family, names in families().items())
     parser = argparse.ArgumentParser(
         prog="pairmeasures",
-        description="Measure bias in ranked lists (DUO, rND, rKL, rRD, plugin measures) next to relevance, "
-                    "through ir_measures and PyTerrier.",
-        epilog="Measures parse as in ir_measures, e.g. 'Duo(step=2)@10' or 'rKL(protected=\"con\")@10'.",
+        description="Measure bias in ranked lists next to relevance, through ir_measures and PyTerrier.",
+        epilog=f"measure families (built-in, then plugins):\n{listed}\n\n"
+               "Measures parse as in ir_measures, e.g. 'Duo(step=2)@10' or 'rKL(protected=\"con\")@10'; "
+               "'pairmeasures measures NAME' explains one.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -156,10 +180,31 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--quiet", action="store_true", help="hide warnings about queries with nothing to measure")
     demo.set_defaults(run=_demo)
 
-    listing = commands.add_parser("measures", help="list the bias measures available (built-in and plugins)",
-                                  description="List every measure served by pairmeasures, with its parameters.")
-    listing.add_argument("--format", choices=FORMATS, default="markdown", help="table format (default: markdown)")
+    listing = commands.add_parser(
+        "measures", help="list the bias measures (built-in and plugins), or explain one",
+        description="Without NAME: every measure served by pairmeasures, with which way is fair, its range and "
+                    "parameters. With NAME (a name or a measure string such as 'Duo(signed=True)@10'): that "
+                    "measure's direction, range, reference, every parameter (type, default, choices) and an "
+                    "example. Directions: " + "; ".join(f"{k}: {v}" for k, v in DIRECTIONS.items()) + ".")
+    listing.add_argument("name", nargs="?", metavar="NAME", help="a measure name or measure string")
+    listing.add_argument("--format", choices=FORMATS, default="markdown", help="output format (default: markdown)")
     listing.set_defaults(run=_measures)
+
+    evaluation = commands.add_parser(
+        "eval", help="evaluate a run file against qrels, like the ir_measures command, with the bias measures",
+        description="Evaluate RUN against QRELS with each MEASURE (an ir_measures measure string: relevance "
+                    "measures such as nDCG@10 and bias measures such as \"rKL(group='beir:DIR')@10\"), printing the "
+                    "mean over queries in the order given, or with -q one value per query and measure, then the "
+                    "means under query 'all'. " + FILES_HELP + " Side information the run lacks comes from "
+                    "resources named in the measure (polarity='tsv:FILE', group='beir:DIR', text='corpus:DIR'). "
+                    "Queries with nothing to measure are reported once per measure on stderr.")
+    evaluation.add_argument("qrels", metavar="QRELS", help="qrels file (TREC, or BEIR .tsv)")
+    evaluation.add_argument("run_file", metavar="RUN", help="run file (TREC, or .tsv with a header and side columns)")
+    evaluation.add_argument("measures", nargs="+", metavar="MEASURE", help="measure strings, e.g. nDCG@10 Duo@10")
+    evaluation.add_argument("-q", "--per-query", action="store_true", help="one value per query and measure")
+    evaluation.add_argument("--format", choices=(*FORMATS, "tsv"), default="markdown",
+                            help="markdown (default), csv, json, or tsv: headerless lines as the ir_measures command prints")
+    evaluation.set_defaults(run=_eval)
 
     validate = commands.add_parser(
         "validate-polarity", help="how well embedding axes separate gold perspectives (PAIR Table 2)",

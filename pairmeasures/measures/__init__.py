@@ -3,6 +3,8 @@
 from .awrf import AWRF
 from .base import (
                    COMMON_PARAMS,
+                   DIRECTIONS,
+                   EXPERIMENT_PLUS,
                    DegenerateQueryWarning,
                    MeasureOutputError,
                    MeasureValues,
@@ -29,6 +31,8 @@ __all__ = [
     "AWRF",
     "BUILTIN_MEASURES",
     "COMMON_PARAMS",
+    "DIRECTIONS",
+    "EXPERIMENT_PLUS",
     "DegenerateQueryWarning",
     "Duo",
     "FaiRR",

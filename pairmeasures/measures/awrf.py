@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from ir_measures import measures
 
-from ..math import awrf_lists
+from ..math import awrf_lists, max_ted
 from .base import MeasureValues, RangedParam, degenerate_causes
 from .ranked import RankedLists
 from .termbase import TARGETS_PARAM, TERM_PARAMS, TermMeasure
@@ -43,6 +43,13 @@ class _AWRF(TermMeasure):
         "distance": measures.ParamInfo(dtype=str, choices=("l1", "jsd"), default="l1", desc="'l1': sum of absolute differences; 'jsd': Jensen-Shannon divergence in bits"),
     }
     DEGENERATE_REASON = "no group exposure at all"
+    DIRECTION = "lower-fairer"
+    RANGE = "[0, 2(1 - smallest target)] (l1), [0, 1] (jsd)"
+    REFERENCE = ("Sapiezynski, Zeng, Robertson, Mislove, Wilson: Quantifying the Impact of User Attention on Fair "
+                 "Group Representation in Ranked Lists, WWW 2019 companion")
+
+    def value_range(self) -> str:
+        return "[0, 1]" if self.param("distance") == "jsd" else f"[0, {max_ted(self.targets()):g}]"
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         stats = self.stats(lists)

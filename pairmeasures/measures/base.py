@@ -24,10 +24,32 @@ from .. import sideinfo
 from .ranked import RankedLists, RunInputError
 
 __all__ = ["PairMeasure", "MeasureValues", "SideInput", "DegenerateQueryWarning", "MissingSideInfoWarning",
-           "COMMON_PARAMS", "RangedParam", "MAX_CUTOFF", "MeasureOutputError", "degenerate_causes"]
+           "COMMON_PARAMS", "RangedParam", "MAX_CUTOFF", "MeasureOutputError", "degenerate_causes", "DIRECTIONS",
+           "EXPERIMENT_PLUS"]
 
 #: The largest cutoff a measure accepts (some formulas build tables as long as the cutoff).
 MAX_CUTOFF = 10**7
+
+
+#: What :meth:`PairMeasure.direction` may return, and what each means.
+DIRECTIONS = {
+    "higher-fairer": "higher is fairer",
+    "lower-fairer": "lower is fairer (higher = more biased)",
+    "signed": "0 is balanced, the sign says which way the ranking leans; closer to 0 is fairer",
+    "neither": "neither way is fairer: a count or one group's magnitude, not a fairness value",
+    "unknown": "not declared by the measure",
+}
+
+#: Per direction, what pt.Experiment's ``"<measure> +"`` column counts (queries where the system's value
+#: is strictly above the baseline's; ``"<measure> -"``: strictly below).
+EXPERIMENT_PLUS = {
+    "higher-fairer": "queries where the system is fairer than the baseline",
+    "lower-fairer": "queries where the system is LESS fair than the baseline ('-' counts the fairer ones)",
+    "signed": "queries where the system leans further to the positive side, fairer or not: compare absolute "
+              "per-query values (perquery=True) to see which is closer to 0",
+    "neither": "queries where the count or magnitude is higher",
+    "unknown": "queries where the value is higher; the measure does not say which way is fairer",
+}
 
 
 class DegenerateQueryWarning(UserWarning):
@@ -140,11 +162,19 @@ COMMON_PARAMS = {
 
 class PairMeasure(measures.Measure):
     """Base class: subclass it, set ``NAME``, ``SUPPORTED_PARAMS``, ``SIDE_INPUTS``, ``DEGENERATE``,
-    ``DEGENERATE_REASON``, and implement :meth:`compute`."""
+    ``DEGENERATE_REASON``, ``DIRECTION``, ``RANGE``, ``REFERENCE``, and implement :meth:`compute`."""
 
     SIDE_INPUTS: ClassVar[tuple[SideInput, ...]] = ()
     #: Shown by ``pairmeasures measures``: a one-line description of what the measure measures.
     SHORT_DESC: ClassVar[str] = ""
+    #: Which way is fair, one of :data:`DIRECTIONS` (:meth:`direction` may refine it by parameters).
+    DIRECTION: ClassVar[str] = "unknown"
+    #: The values the measure takes, in words, e.g. ``"[0, 1]"`` (:meth:`value_range` may refine it).
+    RANGE: ClassVar[str] = "unknown"
+    #: The paper that defines the measure, short: authors, title, venue and year.
+    REFERENCE: ClassVar[str] = ""
+    #: A measure string that parses, shown by ``pairmeasures measures NAME`` (default: ``NAME@10``).
+    EXAMPLE: ClassVar[str] = ""
     #: Value of a query with nothing to measure (also ``DEFAULT`` for queries without results).
     DEGENERATE: ClassVar[float] = 0.0
     #: Says, in a few words, when a query has nothing to measure.
@@ -154,6 +184,14 @@ class PairMeasure(measures.Measure):
     @property
     def DEFAULT(self) -> float:  # type: ignore[override]  # ir_measures reads it as an attribute
         return math.nan if self.excludes_degenerate() else self.DEGENERATE
+
+    def direction(self) -> str:
+        """Which way is fair with these parameters: a key of :data:`DIRECTIONS`."""
+        return self.DIRECTION
+
+    def value_range(self) -> str:
+        """The values this measure takes with these parameters, in words."""
+        return self.RANGE
 
     def excludes_degenerate(self) -> bool:
         """Whether queries with nothing to measure are left out of the mean (``degenerate='exclude'``)."""

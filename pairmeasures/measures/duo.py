@@ -42,8 +42,18 @@ class _Duo(PairMeasure):
         "polarity": measures.ParamInfo(dtype=str, default=None, desc="resource giving polarity scores (e.g. 'tsv:FILE') instead of the run's polarity column"),
     }
     SIDE_INPUTS = (SideInput(column="polarity", param="polarity", kind="scores"),)
+    DIRECTION = "lower-fairer"
+    RANGE = "[0, 1]"
+    REFERENCE = ("Ziems, Held, Dwivedi-Yu, Yang: Measuring and Addressing Indexical Bias in Information Retrieval "
+                 "(PAIR), Findings of ACL 2024")
     DEGENERATE = DEGENERATE_DUO
     DEGENERATE_REASON = "every ordering of its documents scores the same, e.g. fewer than 3 documents or equal polarities"
+
+    def direction(self) -> str:
+        return "signed" if self.param("signed") else self.DIRECTION
+
+    def value_range(self) -> str:
+        return "[-1, 1]" if self.param("signed") else self.RANGE
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         scores = lists.column("polarity")

@@ -43,6 +43,10 @@ class _FaiRR(TermMeasure):
     PRETTY_NAME = "Fairness of Retrieval Results"
     SHORT_DESC = "Gender fairness: position-discounted sum of document neutrality (unnormalised; higher = fairer)."
     SUPPORTED_PARAMS = dict(_NEUTRALITY_PARAMS)
+    DIRECTION = "higher-fairer"
+    RANGE = "at most the sum of 1/log2(r + 1) over r <= k (grows with k)"
+    REFERENCE = ("Rekabsaz, Kopeinik, Schedl: Societal Biases in Retrieved Contents: Measurement Framework and "
+                 "Adversarial Mitigation for BERT Rankers, SIGIR 2021")
 
     def side_inputs(self) -> tuple[SideInput, ...]:
         if self.param("omega") is not None:
@@ -83,6 +87,7 @@ class _NFaiRR(_FaiRR):
         "background": measures.ParamInfo(dtype=str, choices=("run", "collection"), default="run", desc="background set S for IFaiRR: 'run' (the documents retrieved for the query) or 'collection' (every document of the text resource)"),
     }
     DEGENERATE = DEGENERATE_NFAIRR
+    RANGE = "at most 1; [0, 1] for two groups at equal targets"
     DEGENERATE_REASON = "no document of its background set has a positive neutrality (IFaiRR <= 0)"
 
     def check_params(self) -> None:

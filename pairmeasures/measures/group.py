@@ -35,6 +35,9 @@ class GroupFairnessMeasure(PairMeasure):
 
     FAMILY = ""
     SIDE_INPUTS = (SideInput(column="group", param="group", kind="labels"),)
+    DIRECTION = "lower-fairer"
+    RANGE = "[0, 1]"
+    REFERENCE = "Yang, Stoyanovich: Measuring Fairness in Ranked Outputs, SSDBM 2017"
     DEGENERATE = DEGENERATE_GROUP_FAIRNESS
     DEGENERATE_REASON = "its documents come from one group only, or every ranking of them scores the same"
 

@@ -28,6 +28,9 @@ class _Measured(PairMeasure):
     }
     DEGENERATE = 0.0
     DEGENERATE_REASON = "no results"
+    DIRECTION = "neither"
+    RANGE = "0 or 1 per query; the aggregate is the number of measured queries"
+    EXAMPLE = "Measured(of='Duo(rel=4)@10')"
 
     def __call__(self, **params) -> "PairMeasure":
         if isinstance(params.get("of"), measures.Measure):

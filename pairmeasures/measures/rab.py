@@ -29,6 +29,19 @@ class _RankBias(TermMeasure):
         "denominator": measures.ParamInfo(dtype=str, choices=("available", "cutoff"), default="available", desc="'available': average over min(k, list length) documents (the reference code); 'cutoff': divide by k"),
     }
     DEGENERATE_REASON = "no ranked documents"
+    DIRECTION = "signed"
+    RANGE = "unbounded, 0 = balanced, + = A-leaning for contrast='A-B' ([-1, 1] with variant='bool')"
+    REFERENCE = "Rekabsaz, Schedl: Do Neural Ranking Models Intensify Gender Bias?, SIGIR 2020"
+
+    def direction(self) -> str:
+        return self.DIRECTION if self.param("component") == "bias" else "neither"
+
+    def value_range(self) -> str:
+        bounded = self.param("variant") == "bool"
+        if self.param("component") != "bias":
+            return "[0, 1]" if bounded else ">= 0"
+        first, _ = self._contrast()
+        return f"{'[-1, 1]' if bounded else 'unbounded'}, 0 = balanced, + = {first}-leaning"
 
     def check_params(self) -> None:
         super().check_params()

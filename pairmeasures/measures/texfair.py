@@ -36,6 +36,13 @@ class _TED(TermMeasure):
         "rbdf": measures.ParamInfo(dtype=bool, default=True, desc="multiply the divergence by the rank-biased discounting factor (Eq. 12), so documents without group terms count"),
     }
     DEGENERATE_REASON = "no group term in its documents (the divergence is undefined without RBDF)"
+    DIRECTION = "lower-fairer"
+    RANGE = "[0, 2(1 - smallest target)]"
+    REFERENCE = ("Abolghasemi, Azzopardi, Askari, de Rijke, Verberne: Measuring Bias in a Ranked List using "
+                 "Term-based Representations, ECIR 2024")
+
+    def value_range(self) -> str:
+        return f"[0, {max_ted(self.targets()):g}]"
 
     def _results(self, lists: RankedLists):
         stats = self.stats(lists)
@@ -62,6 +69,7 @@ class _TExFAIR(_TED):
     NAME = __name__
     PRETTY_NAME = "Term Exposure-based Fairness"
     SHORT_DESC = "Gender fairness from the exposure of group terms in the whole top-k (higher = fairer)."
+    DIRECTION = "higher-fairer"
 
     @property
     def DEGENERATE(self) -> float:  # type: ignore[override]  # no group exposure: nothing biased shown

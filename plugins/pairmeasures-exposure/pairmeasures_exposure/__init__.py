@@ -23,6 +23,9 @@ class _ExposureGap(pm.PairMeasure):
         "group": measures.ParamInfo(dtype=str, default=None, desc="resource giving group labels instead of the run's group column"),
     }
     SIDE_INPUTS = (pm.SideInput(column="group", param="group", kind="labels"),)
+    DIRECTION = "lower-fairer"  # one of pm.measures.DIRECTIONS; left out, it is "unknown"
+    RANGE = "[0, 1)"
+    REFERENCE = "after Singh, Joachims: Fairness of Exposure in Rankings, KDD 2018"
     DEGENERATE = 0.0
     DEGENERATE_REASON = "its documents come from one group only"
 
