@@ -160,9 +160,10 @@ def test_a_protected_group_no_document_has_is_an_error_but_a_batch_may_lack_it(t
         experiment([system], toy.topics, toy.qrels, eval_metrics=[pm.rKL(protected="Pro") @ 5])
     # pt.Experiment(batch_size=1) shows the evaluator one query at a time: q1's batch has no 'pro' document,
     # which is no error there; the query is degenerate (and said to be), the others are measured
-    with pytest.warns(pm.DegenerateQueryWarning, match=r"1 of 1 queries .*no document of the protected group 'pro'"):
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"1 of 1 queries .*no document of the protected group 'pro'") as record:
         per_query = pt.Experiment([system], toy.topics, toy.qrels, eval_metrics=[pm.rKL(protected="pro") @ 5],
                                   batch_size=1, perquery=True).set_index("qid")["value"]
+    assert {warning.filename for warning in record} == {__file__}  # the warning names this call
     whole = experiment([system], toy.topics, toy.qrels, eval_metrics=[pm.rKL(protected="pro") @ 5],
                        perquery=True).set_index("qid")["value"]
     assert per_query["q1"] == 0.0 and per_query.to_dict() == whole.to_dict()
