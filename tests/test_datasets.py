@@ -120,9 +120,7 @@ def test_pyterrier_reaches_every_dataset(dataset_id):
     assert list(judgements.columns) == ["qid", "docno", "label"] and len(judgements) == qrels
     corpus = list(dataset.get_corpus_iter(verbose=False))
     assert len(corpus) == docs and {"docno", "text"} <= set(corpus[0])
-    assert set(judgements.docno) <= {doc["docno"] for doc in corpus}
-    texts = {doc["docno"]: doc["text"] for doc in corpus}  # text for re-rankers: record fields annotated str
-    assert list(pt.text.get_text(dataset, "text")(judgements.head(3)).text) == [texts[d] for d in judgements.docno[:3]]
+    assert set(judgements.docno) <= {doc["docno"] for doc in corpus}  # document text: tests/test_pyterrier.py
 
 
 @pytest.mark.usefixtures("data_mirror")
