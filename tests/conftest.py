@@ -202,3 +202,32 @@ def procon_subset(tmp_path_factory, data_dir) -> Path:
         table = pd.read_csv(source / name, sep="\t", dtype=str)
         table[table["query-id"].isin(keep)].to_csv(folder / name, sep="\t", index=False)
     return folder
+
+
+@pytest.fixture(scope="session")
+def msmarco_miniature(data_dir, data_mirror):
+    """ir_datasets' own msmarco-passage files, written small into the session's private home, so that the
+    MS MARCO gender query sets have documents: the passages the sample runs rank in their top 10 (text
+    ``miniature passage {id}``) and made-up judgements (bert_L2's top-scored passages are relevant, and
+    ``outsider``, a dev query in neither set, judges the first passage)."""
+    from types import SimpleNamespace
+
+    import ir_datasets
+    import pandas as pd
+    import pyterrier as pt
+
+    home = Path(ir_datasets.util.home_path()) / "msmarco-passage"
+    assert home.parent == Path(os.environ["IR_DATASETS_HOME"])  # the private home, never the user's
+    runs = {name: pt.io.read_results(str(data_dir / "msmarco-gender" / "runs" / f"{name}.run.gz")).drop(columns="name")
+            for name in ("BM25", "bert_L2")}
+    ranked = pd.concat(runs.values())
+    passages = sorted(set(ranked[ranked["rank"] <= 10].docno), key=int)
+    (home / "dev").mkdir(parents=True, exist_ok=True)
+    (home / "collection.tsv").write_text("".join(f"{p}\tminiature passage {p}\n" for p in passages))
+    (home / "irds_version.txt").write_text("v2")  # the collection format ir_datasets expects: keeps collection.tsv
+    bert = runs["bert_L2"]
+    best = bert[bert.score == bert.groupby("qid").score.transform("max")]
+    outsider = "1"
+    judgements = "".join(f"{q} 0 {d} 1\n" for q, d in zip(best.qid, best.docno)) + f"{outsider} 0 {passages[0]} 1\n"
+    (home / "dev" / "qrels").write_text(judgements)
+    return SimpleNamespace(runs=runs, passages=passages, best=best, judgements=judgements, outsider=outsider)

@@ -120,9 +120,7 @@ def test_pyterrier_reaches_every_dataset(dataset_id):
     assert list(judgements.columns) == ["qid", "docno", "label"] and len(judgements) == qrels
     corpus = list(dataset.get_corpus_iter(verbose=False))
     assert len(corpus) == docs and {"docno", "text"} <= set(corpus[0])
-    assert set(judgements.docno) <= {doc["docno"] for doc in corpus}
-    texts = {doc["docno"]: doc["text"] for doc in corpus}  # text for re-rankers: record fields annotated str
-    assert list(pt.text.get_text(dataset, "text")(judgements.head(3)).text) == [texts[d] for d in judgements.docno[:3]]
+    assert set(judgements.docno) <= {doc["docno"] for doc in corpus}  # document text: tests/test_pyterrier.py
 
 
 @pytest.mark.usefixtures("data_mirror")
@@ -159,28 +157,15 @@ def test_relevance_and_bias_end_to_end_on_procon(tmp_path):
     assert 0.5 < ndcg["BM25"] < 1.0 and 0.0 < rkl["BM25"] < 0.5 and 0.0 < duo["BM25"] < 0.5
 
 
-@pytest.mark.usefixtures("data_mirror")
-def test_msmarco_gender_query_sets_over_a_miniature_collection(data_dir):
-    """ir_datasets' own msmarco-passage files, written small into the private home: the passages the
-    sample runs rank in their top 10, and made-up judgements (bert_L2's top-scored passages are relevant)."""
+def test_msmarco_gender_query_sets_over_a_miniature_collection(msmarco_miniature):
+    """ir_datasets' own msmarco-passage files, written small into the private home (conftest.py)."""
     import ir_measures
     import pandas as pd
     import pyterrier as pt
 
-    home = Path(ir_datasets_here().util.home_path()) / "msmarco-passage"
-    runs = {name: pt.io.read_results(str(data_dir / "msmarco-gender" / "runs" / f"{name}.run.gz")).drop(columns="name")
-            for name in ("BM25", "bert_L2")}
-    ranked = pd.concat(runs.values())
-    passages = sorted(set(ranked[ranked["rank"] <= 10].docno), key=int)
-    (home / "dev").mkdir(parents=True, exist_ok=True)
-    (home / "collection.tsv").write_text("".join(f"{p}\tminiature passage {p}\n" for p in passages))
-    (home / "irds_version.txt").write_text("v2")  # the collection format ir_datasets expects: keeps collection.tsv
-    bert = runs["bert_L2"]
-    best = bert[bert.score == bert.groupby("qid").score.transform("max")]
-    outsider = "1"  # a dev query in neither set: its judgement must be filtered out
-    judgements = "".join(f"{q} 0 {d} 1\n" for q, d in zip(best.qid, best.docno)) + f"{outsider} 0 {passages[0]} 1\n"
-    (home / "dev" / "qrels").write_text(judgements)
-
+    runs, passages, best, judgements, outsider = (msmarco_miniature.runs, msmarco_miniature.passages,
+                                                  msmarco_miniature.best, msmarco_miniature.judgements,
+                                                  msmarco_miniature.outsider)
     qs1, qs2 = (pt.get_dataset(f"irds:pair/msmarco-passage/dev/gender-qs{n}") for n in (1, 2))
     topics, qrels = qs2.get_topics(), qs2.get_qrels()
     assert len(topics) == 215 and len(qs1.get_topics()) == 1765 and set(topics.qid) <= set(qs1.get_topics().qid)

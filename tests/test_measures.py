@@ -593,3 +593,13 @@ def test_star_import_leaves_the_standard_library_math_alone():
 
     assert pm.math is pairmeasures.math
     assert {"Duo", "TExFAIR", "Lexicon", "CounterfactualSubstitution", "clear_caches"} <= set(namespace)
+
+
+def test_warnings_about_the_data_point_at_the_users_call(tmp_path):
+    with pytest.warns(pm.DegenerateQueryWarning) as record:
+        ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, RUN)
+    (tmp_path / "omega.tsv").write_text("corpus-id\tomega\na\t0.5\n")  # FaiRR counts the others as neutral
+    with pytest.warns(pm.MissingSideInfoWarning) as missing:
+        ir_measures.calc_aggregate([pm.FaiRR(omega=f"tsv:{tmp_path / 'omega.tsv'}") @ 10], QRELS, RUN)
+    for warning in [*record, *missing]:
+        assert warning.filename == __file__, f"{warning.category.__name__} points at {warning.filename}:{warning.lineno}"

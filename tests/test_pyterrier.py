@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import warnings
 
 import numpy as np
@@ -11,6 +13,7 @@ import pytest
 from ir_measures import nDCG
 
 import pairmeasures as pm
+from pairmeasures.datasets import DATASET_IDS
 from pairmeasures.demo import load_toy
 from pairmeasures.math import duo
 
@@ -157,9 +160,52 @@ def test_a_protected_group_no_document_has_is_an_error_but_a_batch_may_lack_it(t
         experiment([system], toy.topics, toy.qrels, eval_metrics=[pm.rKL(protected="Pro") @ 5])
     # pt.Experiment(batch_size=1) shows the evaluator one query at a time: q1's batch has no 'pro' document,
     # which is no error there; the query is degenerate (and said to be), the others are measured
-    with pytest.warns(pm.DegenerateQueryWarning, match=r"1 of 1 queries .*no document of the protected group 'pro'"):
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"1 of 1 queries .*no document of the protected group 'pro'") as record:
         per_query = pt.Experiment([system], toy.topics, toy.qrels, eval_metrics=[pm.rKL(protected="pro") @ 5],
                                   batch_size=1, perquery=True).set_index("qid")["value"]
+    assert {warning.filename for warning in record} == {__file__}  # the warning names this call
     whole = experiment([system], toy.topics, toy.qrels, eval_metrics=[pm.rKL(protected="pro") @ 5],
                        perquery=True).set_index("qid")["value"]
     assert per_query["q1"] == 0.0 and per_query.to_dict() == whole.to_dict()
+
+
+def wiki_balance_natural_mirror(folder, data_dir):
+    """The session's mirror plus a miniature Wiki-Balance Natural (not in the shared data)."""
+    from conftest import build_mirror
+
+    folder.mkdir()
+    build_mirror(folder, data_dir)
+    natural = folder / "wiki-balance-natural"
+    (natural / "qrels").mkdir(parents=True)
+    passages = {"765_0_1": "Abortion is a right.", "765_0_2": "Abortion is wrong.", "765_0_3": "Abortion laws vary."}
+    (natural / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "Abortion", "text": t}) + "\n"
+                                                  for d, t in passages.items()))
+    (natural / "queries.jsonl").write_text(json.dumps({"_id": "765_0", "text": "abortion"}) + "\n")
+    (natural / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"765_0\t{d}\t4\n" for d in passages))
+    return folder
+
+
+@pytest.mark.parametrize("dataset_id", DATASET_IDS)
+def test_document_text_through_pyterrier_on_every_registered_dataset(dataset_id, data_dir, embedder, tmp_path,
+                                                                     monkeypatch, request):
+    """The documented path: pt.text.get_text, the dataset's text_loader and PolarityScorer(dataset=...).
+    The MS MARCO query sets take their documents from ir_datasets' msmarco-passage (a miniature here);
+    Wiki-Balance Natural is not in the shared data (a miniature mirror here)."""
+    from pairmeasures.sideinfo.polarity import PolarityModel
+
+    if dataset_id.startswith("pair/msmarco-passage/"):
+        request.getfixturevalue("msmarco_miniature")
+    if dataset_id == "pair/wiki-balance/natural":
+        monkeypatch.setenv("PAIRMEASURES_DATA", str(wiki_balance_natural_mirror(tmp_path / "mirror", data_dir)))
+    dataset = pt.get_dataset(f"irds:{dataset_id}")
+    documents = list(itertools.islice(dataset.get_corpus_iter(verbose=False), 3))
+    texts = [document["text"] for document in documents]
+    results = pd.DataFrame({"qid": "q1", "docno": [document["docno"] for document in documents],
+                            "score": [3.0, 2.0, 1.0], "rank": [0, 1, 2]})
+    assert list(pt.text.get_text(dataset, "text")(results).text) == texts
+    assert list(dataset.text_loader()(results).text) == texts  # every field annotated str, text among them
+    model = PolarityModel(embedder=embedder)  # axes fitted on the three documents themselves
+    scored = pm.PolarityScorer(model, dataset=dataset)(results)
+    expected = pm.PolarityScorer(model)(results.assign(text=texts))
+    pd.testing.assert_frame_equal(scored, expected)
+    assert scored.polarity.notna().all()

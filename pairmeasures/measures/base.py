@@ -12,8 +12,10 @@ parameters) plus two methods the provider calls on a whole run at once:
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, ClassVar, NoReturn, Optional
 
 import numpy as np
@@ -62,6 +64,20 @@ class MeasureOutputError(RuntimeError):
 
 class MissingSideInfoWarning(UserWarning):
     """Some documents had no side information and were given the neutral value (``missing='neutral'``)."""
+
+
+#: The packages between a user's call (``ir_measures.calc_aggregate``, ``pt.Experiment``) and a measure.
+_EVALUATING_PACKAGES = frozenset({"pairmeasures", "ir_measures", "pyterrier", "pandas"})
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` in the calling function that names the user's call: the first
+    frame outside pairmeasures and the libraries that evaluate through it (1, the caller, if there is none)."""
+    frame: Optional[FrameType] = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in _EVALUATING_PACKAGES:
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 1
 
 
 @dataclass(frozen=True)
@@ -296,7 +312,8 @@ class PairMeasure(measures.Measure):
                 values[absent] = side.neutral
                 warnings.warn(f"{self}: {absent.size} of {present.size} considered documents have no {side.column} in "
                               f"{origin} (e.g. {lists.describe(absent[0])}) and count as neutral; pass "
-                              "missing='error' to stop at the first one", MissingSideInfoWarning, stacklevel=4)
+                              "missing='error' to stop at the first one", MissingSideInfoWarning,
+                              stacklevel=user_stacklevel())
             else:
                 row = int(absent[0])
                 explain = getattr(source, "missing_reason", None)

@@ -15,7 +15,7 @@ from ir_measures import Metric, providers
 from ir_measures.measures import Measure
 from ir_measures.util import QrelsConverter, RunConverter
 
-from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure
+from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure, user_stacklevel
 from .ranked import (
     QrelsLookup,
     RunInputError,
@@ -193,7 +193,7 @@ def _warn_degenerate(measure: PairMeasure, query_ids: np.ndarray, result: Measur
         f"{measure}: {degenerate_ids.size} of {degenerate.size} queries had nothing to measure and {outcome}. "
         + skipped + "; ".join(parts) + (f". {advice}." if advice else "."),
         DegenerateQueryWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
 
 
