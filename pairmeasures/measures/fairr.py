@@ -16,7 +16,7 @@ from ..sideinfo import SideInfoError, resource_key
 from ..sideinfo.memo import Memo
 from .base import MeasureValues, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
-from .termbase import TEXT_INPUT, TERM_PARAMS, TermMeasure
+from .termbase import TERM_PARAMS, TEXT_INPUT, TermMeasure
 
 __all__ = ["FaiRR", "NFaiRR"]
 
