@@ -201,8 +201,8 @@ def test_text_from_an_ir_datasets_dataset_equals_text_from_the_folder(data_dir):
     assert values[measures[2]] == values[measures[3]]  # the collection's ideal from either source
     with pytest.raises(ValueError, match="no field.*'body'"):
         ir_measures.calc_aggregate([pm.TExFAIR(text="irds:pair/grep-biasir?fields=body") @ 4], qrels, run)
-    with pytest.raises(pm.RunInputError, match="provides document text, but group= needs labels"):
-        ir_measures.calc_aggregate([pm.rKL(group="irds:pair/grep-biasir") @ 4], qrels, run)
+    with pytest.raises(pm.RunInputError, match="provides document text and labels, but polarity= needs scores"):
+        ir_measures.calc_aggregate([pm.Duo(polarity="irds:pair/grep-biasir") @ 4], qrels, run)
 
 
 # --- TExFAIR, TED, AWRF ----------------------------------------------------------------------

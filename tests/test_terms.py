@@ -11,6 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pairmeasures.sideinfo import SideInfoError, resolve
+from pairmeasures.sideinfo.beir import read_beir
 from pairmeasures.sideinfo.counterfactual import CounterfactualSubstitution
 from pairmeasures.sideinfo.termcount import TermCounter
 from pairmeasures.sideinfo.termlists import Lexicon, parse_targets
@@ -255,4 +256,5 @@ def test_resource_options_keep_plus_signs(data_dir):
 
     assert resource_options("D?text=title+text&model=a%20b", ("text", "model"), "pca") == ("D", {"text": "title+text", "model": "a b"})
     source = resolve(f"pca:{data_dir / 'procon'}?text=title+text")  # once read as 'title text' and rejected
-    assert source.text == "title+text"
+    [text] = source.documents.lookup(np.array(["abortion"]), np.array(["abortion_pro_0"]), {})
+    assert text == read_beir(data_dir / "procon").document_text("abortion_pro_0", "title+text")

@@ -12,7 +12,7 @@ Files come from the folder given as ``data=`` to :func:`load`, else from ``$PAIR
 (both laid out like ``shared/data``: one subfolder per dataset), else from the download cache
 ``$IR_DATASETS_HOME/pair``, else from the public source (downloaded and converted once). Each
 dataset offers ``docs_iter()``, ``queries_iter()``, ``qrels_iter()`` and, for the labelled ones,
-``labels_iter()`` (:class:`GroupLabel`), ``labels_path()`` (a TSV for ``group="tsv:..."``) and
+``labels_iter()`` (:class:`GroupLabel`; measures read them as ``group="irds:ID"``), ``labels_path()`` (a TSV) and
 ``query_info_iter()`` (topic, domains, split, category...). See ``docs/datasets.md``.
 
 One module per dataset family holds its records, conversion, builder, resources and specs

@@ -140,8 +140,8 @@ class PairLabels:
         return GroupLabel
 
     def labels_path(self) -> Path:
-        """The labels as a TSV file (``query-id``, ``corpus-id``, ``group``), usable as the group
-        resource of rND/rKL/rRD: ``pm.rKL(group=f"tsv:{dataset.labels_path()}")``."""
+        """The labels as a TSV file (``query-id``, ``corpus-id``, ``group``). Measures read them by the
+        dataset's id, the same name on every machine: ``pm.rKL(group="irds:pair/procon")``."""
         tables = self._records.tables()
         path = cache_root() / ".parsed" / f"{self._records.spec.id.replace('/', '-')}-{tables.key}.labels.tsv"
         if not path.is_file():

@@ -163,9 +163,9 @@ _EXAMPLE_RESOURCES = {"scores": ("tsv:FILE", "pca:DIR"), "labels": ("tsv:FILE", 
 
 #: What to name instead, by side-input kind, when a resource provides the wrong kind.
 _RESOURCES_OF = {
-    "scores": "a resource of numbers (a tsv: file of numeric columns, or pca:DIR)",
-    "labels": "a resource of labels (beir:DIR, or a tsv: file with one label column)",
-    "text": "a text resource (corpus:DIR or irds:DATASET), or give the run a 'text' column",
+    "scores": "a resource of numbers (pca:irds:DATASET or pca:DIR, or a tsv: file of numeric columns)",
+    "labels": "a resource of labels (irds:DATASET with gold labels, beir:DIR, or a tsv: file with one label column)",
+    "text": "a text resource (irds:DATASET or corpus:DIR), or give the run a 'text' column",
 }
 
 COMMON_PARAMS = {
@@ -344,14 +344,22 @@ class PairMeasure(measures.Measure):
             raise
         except OSError as exc:  # e.g. a file that does not exist
             raise sideinfo.SideInfoError(f"{self}: {exc}") from exc
-        provides = getattr(source, "provides", side.kind)
-        if provides != side.kind and not (provides == "scores" and side.kind == "labels"):
+        offered = sideinfo.kinds(source, side.kind)
+        kind = side.kind if side.kind in offered else "scores" if side.kind == "labels" and "scores" in offered else None
+        if kind is None:
             reason = getattr(source, "kind_reason", "")
             needs = side.kind if side.column == side.kind else f"{side.kind} ({side.column})"
-            raise RunInputError(f"{self}: resource {spec!r} provides document {provides}, but {side.param}= needs "
-                                f"{needs}" + (f" ({reason})" if reason else "")
+            raise RunInputError(f"{self}: resource {spec!r} provides document {' and '.join(offered)}, but {side.param}= "
+                                f"needs {needs}" + (f" ({reason})" if reason else "")
                                 + f"; name {_RESOURCES_OF[side.kind]} instead")
-        return source
+        for_kind = getattr(source, "for_kind", None)
+        if for_kind is None:
+            return source
+        try:
+            return for_kind(kind)
+        except sideinfo.SideInfoError as exc:
+            exc.args = (f"{self}: {exc}",)
+            raise
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         """One value per query of the prepared ``lists``; vectorised across queries."""

@@ -39,7 +39,7 @@ class _Duo(PairMeasure):
         "step": RangedParam(dtype=int, default=1, low=1, high=MAX_CUTOFF, desc="depth step s: prefixes k = s, 2s, ... below the list length are summed"),
         "signed": measures.ParamInfo(dtype=bool, default=False, desc="signed DUO (Appendix A.2): + when the top leans to the positive pole"),
         "axes": measures.ParamInfo(dtype=str, choices=("max", "mean"), default="max", desc="aggregate over polarity axes: the most biased axis (max) or the mean"),
-        "polarity": measures.ParamInfo(dtype=str, default=None, desc="resource giving polarity scores (e.g. 'tsv:FILE') instead of the run's polarity column"),
+        "polarity": measures.ParamInfo(dtype=str, default=None, desc="resource giving polarity scores (e.g. 'pca:irds:pair/procon', 'pca:DIR', 'tsv:FILE') instead of the run's polarity column"),
     }
     SIDE_INPUTS = (SideInput(column="polarity", param="polarity", kind="scores"),)
     DIRECTION = "lower-fairer"

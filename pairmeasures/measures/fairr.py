@@ -12,11 +12,11 @@ import numpy as np
 from ir_measures import measures
 
 from ..math import DEGENERATE_NFAIRR, fairr_lists, neutrality, nfairr_lists
-from ..sideinfo import SideInfoError, resolve, resource_key
+from ..sideinfo import SideInfoError, resource_key
 from ..sideinfo.memo import Memo
 from .base import MeasureValues, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
-from .termbase import TERM_PARAMS, TermMeasure
+from .termbase import TERM_PARAMS, TEXT_INPUT, TermMeasure
 
 __all__ = ["FaiRR", "NFaiRR"]
 
@@ -124,10 +124,10 @@ class _NFaiRR(_FaiRR):
         resource = self.param("text")
         slot = (resource, float(self.param("tau")), tuple(self.targets()), k)
         version = (resource_key(resource), self.counter().lexicon.fingerprint)
-        return _COLLECTION_IDEALS.get(slot, version, lambda: self._scan_collection(resource, k))
+        return _COLLECTION_IDEALS.get(slot, version, lambda: self._scan_collection(k))
 
-    def _scan_collection(self, resource: str, k: Optional[int]) -> np.ndarray:
-        source = resolve(resource)
+    def _scan_collection(self, k: Optional[int]) -> np.ndarray:
+        source = self._source(TEXT_INPUT)
         if not hasattr(source, "iter_texts"):
             raise SideInfoError(f"{self}: resource {self.param('text')!r} cannot list the whole collection")
         best = np.empty(0)

@@ -26,7 +26,7 @@ _GROUP_PARAMS = {
     "step": RangedParam(dtype=int, default=1, low=1, high=MAX_CUTOFF, desc="prefixes i = s, 2s, ... up to the list length are summed"),
     "normalization": measures.ParamInfo(dtype=str, choices=("minmax", "max"), default="minmax", desc="'minmax': (raw - min) / (max - min) over all rankings (the paper); 'max': raw / max (the reference code)"),
     "protected": measures.ParamInfo(dtype=(str, int), default=None, desc="the protected group's label; default: every group in turn against the rest, reporting the worst"),
-    "group": measures.ParamInfo(dtype=str, default=None, desc="resource giving group labels (e.g. 'beir:DIR') instead of the run's group column"),
+    "group": measures.ParamInfo(dtype=str, default=None, desc="resource giving group labels (e.g. 'irds:pair/procon', 'beir:DIR') instead of the run's group column"),
 }
 
 

@@ -30,7 +30,7 @@ TEXT_INPUT = SideInput(column="text", param="text", kind="text", neutral="")
 TERM_PARAMS = {
     **COMMON_PARAMS,
     "missing": measures.ParamInfo(dtype=str, choices=("error", "skip", "neutral"), default="error", desc="a considered document without text: 'error' (default), 'skip' it, or count it as 'neutral' (no terms)"),
-    "text": measures.ParamInfo(dtype=str, default=None, desc="resource giving document text ('corpus:DIR[?fields=title+text]', 'irds:DATASET[?fields=...]') instead of the run's text column"),
+    "text": measures.ParamInfo(dtype=str, default=None, desc="resource giving document text ('irds:DATASET[?fields=title+text]', 'corpus:DIR[?fields=...]') instead of the run's text column"),
     "terms": measures.ParamInfo(dtype=str, default="gender", desc="term list: a built-in name ('gender') or a file of 'term,group' lines"),
     "tokenizer": measures.ParamInfo(dtype=str, choices=TOKENIZERS, default="words", desc="'words': lower-case, split at every non-letter/digit (default); 'whitespace': text.lower().split(' ') as the reference code"),
     "overlap": measures.ParamInfo(dtype=str, choices=OVERLAPS, default="error", desc="a term listed for two groups: 'error' (default), count it for 'each' group (NFaiRR reference), or for the 'first' one"),

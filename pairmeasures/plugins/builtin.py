@@ -14,8 +14,9 @@ def pairmeasures_measures():
 
 @hookimpl
 def pairmeasures_side_info_schemes():
+    from ..sideinfo.irds import irds_scheme
     from ..sideinfo.polarity import pca_scheme
-    from ..sideinfo.text import corpus_scheme, irds_scheme
+    from ..sideinfo.text import corpus_scheme
 
     return {"tsv": sideinfo.tsv_scheme, "beir": sideinfo.beir_scheme, "pca": pca_scheme, "corpus": corpus_scheme,
             "irds": irds_scheme}

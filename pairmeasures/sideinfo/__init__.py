@@ -13,19 +13,24 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
 ``beir:DIR``
     The gold group labels of a BEIR-layout folder, ``DIR/labels.tsv`` (``query-id``,
     ``corpus-id``, ``group``), read with the whole folder by :func:`pairmeasures.sideinfo.beir.read_beir`.
-``pca:DIR[?model=M&components=m&text=title+text&positive=LABEL]``
+``irds:DATASET[?fields=title+text]``
+    An ``ir_datasets`` dataset by id (``irds:pair/procon``): its gold group labels for rND/rKL/rRD,
+    or its documents' text (``fields``, default ``text``) for the term-based measures
+    (:mod:`pairmeasures.sideinfo.irds`).
+``pca:DIR[?model=M&components=m&text=title+text&positive=LABEL]``, ``pca:irds:DATASET[?...]``
     Polarity computed from text: per query, axes fitted on the labelled (else judged)
-    documents of the BEIR folder ``DIR`` (:mod:`pairmeasures.sideinfo.polarity`); documents
-    are embedded from the run's ``text`` column, else from ``DIR``'s corpus.
-``corpus:DIR[?fields=title+text]`` and ``irds:DATASET[?fields=title+text]``
-    Document text for the term-based measures, from a BEIR folder's ``corpus.jsonl`` or an
-    ``ir_datasets`` docs store (:mod:`pairmeasures.sideinfo.text`).
+    documents of the BEIR folder ``DIR`` or the dataset (:mod:`pairmeasures.sideinfo.polarity`);
+    documents are embedded from the run's ``text`` column, else from the folder's or dataset's documents.
+``corpus:DIR[?fields=title+text]``
+    Document text for the term-based measures, from a BEIR folder's ``corpus.jsonl``
+    (:mod:`pairmeasures.sideinfo.text`).
 
-A source declares what it provides in ``provides`` (``"scores"``, ``"labels"`` or ``"text"``);
-a measure refuses a resource of another kind (scores serve as labels, never as text).
+A source declares what it provides in ``provides`` (``"scores"``, ``"labels"`` or ``"text"``, or a
+tuple of them); a measure refuses a resource of another kind (scores serve as labels, never as text).
 Plugins add schemes through the ``pairmeasures_side_info_schemes`` hook. Sources are built once
 per process, name and content (:mod:`pairmeasures.sideinfo.memo`): a resource file is read once
-however many measures use it, and read again when it changes (its size or modification time).
+however many measures use it, and read again when it changes (its size or modification time); a
+resource naming a dataset id (``irds:...``) is kept by name, its files being ir_datasets' concern.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import numpy as np
 from .memo import Memo, content_key
 
 __all__ = ["SideInfoSource", "TsvSource", "BeirLabelSource", "register_scheme", "resolve", "schemes", "SideInfoError",
-           "resource_options", "resource_key", "tsv_scheme", "beir_scheme"]
+           "resource_options", "resource_key", "kinds", "tsv_scheme", "beir_scheme"]
 
 
 class SideInfoError(ValueError):
@@ -51,6 +56,11 @@ class SideInfoSource(Protocol):
     Optional attributes a measure reads when present: ``provides`` (``"scores"``, ``"labels"`` or
     ``"text"``, checked against what the measure needs), ``kind_reason`` (why, for the error when it
     does not fit) and ``missing_reason(query_id, doc_id)`` (why a document got no value, for the error).
+
+    A source serving several kinds (``irds:DATASET``: text and labels) gives ``provides`` as a tuple and
+    may have a method ``for_kind(kind) -> SideInfoSource``. When it does, the measure calls it with the
+    kind it needs (one of ``provides``; ``"scores"`` when it needs labels and only scores are offered)
+    and looks values up in the source returned, never in this one; without it, in this one.
     """
 
     def lookup(self, query_ids: np.ndarray, doc_ids: np.ndarray, columns: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -96,9 +106,19 @@ def schemes() -> list[str]:
 
 def resource_key(spec: str) -> Optional[tuple]:
     """The content a resource ``scheme:LOCATION[?options][#column]`` was read from: :func:`content_key`
-    of ``LOCATION`` when it is a file or folder (every file under it), else ``None`` (e.g. a dataset id)."""
-    location = spec.partition(":")[2].partition("?")[0].partition("#")[0]
-    return content_key(location) if location else None
+    of ``LOCATION`` when it is a file or folder (every file under it), else ``None``: always for a dataset
+    id (``irds:ID``, ``pca:irds:ID``), kept by name."""
+    scheme, _, argument = spec.partition(":")
+    location = argument.partition("?")[0].partition("#")[0]
+    if scheme == "irds" or location.startswith("irds:") or not location:
+        return None
+    return content_key(location)
+
+
+def kinds(source: SideInfoSource, default: str) -> tuple[str, ...]:
+    """The kinds ``source`` provides (its ``provides``, a string or a tuple), ``default`` when it does not say."""
+    provides = getattr(source, "provides", default)
+    return (provides,) if isinstance(provides, str) else tuple(provides)
 
 
 def resolve(spec: str) -> SideInfoSource:

@@ -17,7 +17,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Container, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Container, Iterator, Mapping, Optional, Sequence
 
 from . import SideInfoError
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["DataFileError", "LABELS_HEADER", "QRELS_HEADER", "TEXT_FIELDS", "BeirFolder", "check_text_field",
-           "existing", "iter_jsonl", "read_records", "iter_tsv", "read_table", "read_pairs", "read_qrels", "read_labels",
+           "existing", "iter_jsonl", "record_text", "read_records", "iter_tsv", "read_table", "read_pairs", "read_qrels", "read_labels",
            "read_beir"]
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -228,6 +228,16 @@ def check_text_field(text: str) -> str:
     return text
 
 
+def record_text(record: Mapping, text: str = "text") -> str:
+    """The ``text`` field(s) of a document record with a ``text`` and maybe a ``title`` (one of
+    :data:`TEXT_FIELDS`); an empty title falls back to the text."""
+    if text == "title":
+        return record.get("title") or record["text"]
+    if text == "title+text":
+        return f"{record['title']} {record['text']}".strip() if record.get("title") else record["text"]
+    return record["text"]
+
+
 @dataclass
 class BeirFolder:
     """A BEIR-layout folder read into memory: corpus, queries, qrels and (optional) gold labels.
@@ -244,12 +254,7 @@ class BeirFolder:
 
     def document_text(self, doc_id: str, text: str = "text") -> str:
         """The ``text`` field(s) of a document (one of :data:`TEXT_FIELDS`); an empty title falls back to the text."""
-        record = self.corpus[doc_id]
-        if text == "title":
-            return record.get("title") or record["text"]
-        if text == "title+text":
-            return f"{record['title']} {record['text']}".strip() if record.get("title") else record["text"]
-        return record["text"]
+        return record_text(self.corpus[doc_id], text)
 
     def fit_frame(self, text: str = "text") -> "pd.DataFrame":
         """One row per (query, fit document): ``qid``, ``docno``, ``text``, and ``label`` (the gold

@@ -21,8 +21,9 @@ from typing import Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from ..math.axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
-from .beir import TEXT_FIELDS, BeirFolder, check_text_field, read_beir  # noqa: F401  (TEXT_FIELDS: re-exported)
+from .beir import TEXT_FIELDS, check_text_field, read_beir, record_text  # noqa: F401  (TEXT_FIELDS: re-exported)
 from .embed import Embedder
+from .text import TextSource
 
 __all__ = ["FitSet", "PolarityModel", "PolarityError", "default_positive", "negation_anchors", "read_beir"]
 
@@ -79,6 +80,39 @@ class FitSet:
         """
         data = read_beir(folder)
         return cls.from_frame(data.fit_frame(text), positive=positive)
+
+    @classmethod
+    def from_dataset(cls, dataset, text: str = "text", positive: Optional[str] = None) -> "FitSet":
+        """The labelled documents of each query (its gold ``labels_iter()``) of an ``ir_datasets`` dataset,
+        of PyTerrier's ``pt.get_dataset("irds:...")``, or of a dataset id (``"pair/procon"``), with their
+        text from the dataset's docs store.
+
+        ``text``: ``"text"``, ``"title"``, or ``"title+text"`` (empty titles fall back to the text).
+        """
+        import pandas as pd
+
+        from . import SideInfoError
+        from .irds import load_dataset
+
+        check_text_field(text)
+        if isinstance(dataset, str):
+            dataset = load_dataset(dataset)
+        elif hasattr(dataset, "irds_ref"):  # PyTerrier's wrapper of an ir_datasets dataset
+            dataset = dataset.irds_ref()
+        name = dataset.dataset_id() if hasattr(dataset, "dataset_id") else repr(dataset)
+        if not hasattr(dataset, "labels_iter"):
+            raise SideInfoError(f"dataset {name!r} has no gold labels, so no fit documents: fit on a BEIR folder "
+                                "(pca:DIR, FitSet.from_beir) or on a frame of your own (FitSet.from_frame)")
+        pairs = [(label.query_id, label.doc_id, label.group) for label in dataset.labels_iter()]
+        if "text" not in dataset.docs_cls()._fields:
+            raise SideInfoError(f"dataset {name!r}: documents have no 'text' field; fields: {list(dataset.docs_cls()._fields)}")
+        documents = dataset.docs_store().get_many({doc_id for _, doc_id, _ in pairs})
+        absent = next((doc_id for _, doc_id, _ in pairs if doc_id not in documents), None)
+        if absent is not None:
+            raise SideInfoError(f"dataset {name!r}: fit document {absent!r} is not among its documents")
+        frame = pd.DataFrame(pairs, columns=["qid", "docno", "label"])
+        frame["text"] = [record_text(documents[doc_id]._asdict(), text) for doc_id in frame["docno"]]
+        return cls.from_frame(frame, positive=positive)
 
 
 def negation_anchors(queries: Mapping[str, str]) -> dict:
@@ -185,17 +219,17 @@ class PolarityModel:
 class PolaritySource:
     """A side-information source computing polarity with a :class:`PolarityModel` (scheme ``pca:``).
 
-    Document texts come from the run's ``text`` column when it has one, else from the BEIR
-    folder's corpus by document id. A query whose axes cannot be fitted gets no polarity (the
-    measure then reports the documents as lacking one, or skips them with ``missing='skip'``).
+    Document texts come from the run's ``text`` column when it has one, else from ``documents`` (the
+    BEIR folder's corpus or the dataset's docs store) by document id. A query whose axes cannot be
+    fitted gets no polarity (the measure then reports the documents as lacking one, or skips them with
+    ``missing='skip'``).
     """
 
     provides = "scores"
 
-    def __init__(self, model: PolarityModel, corpus: Optional[BeirFolder] = None, text: str = "text"):
+    def __init__(self, model: PolarityModel, documents: Optional[TextSource] = None):
         self.model = model
-        self.corpus = corpus
-        self.text = text
+        self.documents = documents
 
     def lookup(self, query_ids, doc_ids, columns) -> np.ndarray:
         """Polarity per row; NaN where the query cannot be fitted or the document has no text at all."""
@@ -212,28 +246,30 @@ class PolaritySource:
         return self.model.skipped.get(query_id, f"document {doc_id!r} has no text to embed")
 
     def _texts(self, query_ids, doc_ids, column) -> list:
-        """The text to embed per row: the run's (a string), else the corpus's, else ``None``."""
+        """The text to embed per row: the run's (a string), else the documents', else ``None``."""
         import pandas as pd
 
-        if column is None and self.corpus is None:
+        if column is None and self.documents is None:
             raise PolarityError("polarity needs document text: add a 'text' column to the run")
         texts: list = []
+        lacking: list = []  # rows without text in the run
         for row, doc_id in enumerate(doc_ids):
             value = column[row] if column is not None else None
-            if isinstance(value, str):
-                texts.append(value)
-                continue
-            if value is not None and not (pd.api.types.is_scalar(value) and pd.isna(value)):
+            if value is not None and not isinstance(value, str) and not (pd.api.types.is_scalar(value) and pd.isna(value)):
                 raise PolarityError(f"the text of document {doc_id!r} of query {query_ids[row]!r} is a "
                                     f"{type(value).__name__}, not a string; decode or convert it before evaluating")
-            if self.corpus is not None and doc_id in self.corpus.corpus:
-                texts.append(self.corpus.document_text(doc_id, self.text))
-            elif column is None:  # then there is a corpus (checked above)
-                raise PolarityError(f"document {doc_id!r} is not in {str(getattr(self.corpus, 'path', ''))!r} and the run has no "
-                                    "'text' column to embed instead")
-            else:
-                texts.append(None)  # no text anywhere: the measure reports it (or skips it with missing='skip')
-        return texts
+            texts.append(value if isinstance(value, str) else None)
+            if not isinstance(value, str):
+                lacking.append(row)
+        if lacking and self.documents is not None:
+            found = self.documents.lookup(np.asarray(query_ids, dtype=object)[lacking],
+                                          np.asarray(doc_ids, dtype=object)[lacking], {})
+            for row, text in zip(lacking, found):
+                texts[row] = text
+                if text is None and column is None:  # no text anywhere, and no column to say so per document
+                    raise PolarityError(f"document {doc_ids[row]!r} is not in {self.documents.name!r} and the run "
+                                        "has no 'text' column to embed instead")
+        return texts  # None where there is no text anywhere: the measure reports it (or skips it with missing='skip')
 
     def __repr__(self) -> str:
         return f"PolaritySource({self.model!r})"
@@ -241,19 +277,31 @@ class PolaritySource:
 
 def pca_scheme(argument: str) -> PolaritySource:
     """``pca:DIR[?model=M&components=m&text=title+text&positive=LABEL]``: axes fitted per query on
-    the labelled (else judged) documents of the BEIR folder ``DIR``, with the embedding model ``M``."""
+    the labelled (else judged) documents of the BEIR folder ``DIR``, with the embedding model ``M``;
+    ``pca:irds:DATASET[?...]``: on the labelled documents of an ``ir_datasets`` dataset (:meth:`FitSet.from_dataset`)."""
     from . import SideInfoError, resource_options
 
-    folder, options = resource_options(argument, ("model", "components", "text", "positive"), "pca")
+    location, options = resource_options(argument, ("model", "components", "text", "positive"), "pca")
     text = check_text_field(options.get("text", "text").replace(" ", "+"))  # '+' arrives as a space
-    try:
-        data = read_beir(folder)
-    except FileNotFoundError as exc:
-        raise SideInfoError(f"pca:{argument}: {exc}") from None
-    try:
-        fit = FitSet.from_frame(data.fit_frame(text), positive=options.get("positive"))
-    except PolarityError as exc:
-        raise SideInfoError(f"pca:{argument}: {exc} with ?positive=LABEL") from None
+    if location.startswith("irds:"):
+        from .irds import dataset_text, load_dataset
+
+        try:
+            dataset = load_dataset(location[len("irds:"):])
+            fit = FitSet.from_dataset(dataset, text=text, positive=options.get("positive"))
+        except ValueError as exc:  # the dataset's own errors too, e.g. a mirror folder without labels.tsv
+            raise SideInfoError(f"pca:{argument}: {exc}") from exc
+        documents = dataset_text(dataset, location, lambda doc: record_text(doc._asdict(), text))
+    else:
+        try:
+            data = read_beir(location)
+        except FileNotFoundError as exc:
+            raise SideInfoError(f"pca:{argument}: {exc}") from None
+        try:
+            fit = FitSet.from_frame(data.fit_frame(text), positive=options.get("positive"))
+        except PolarityError as exc:
+            raise SideInfoError(f"pca:{argument}: {exc} with ?positive=LABEL") from None
+        documents = TextSource(str(data.path), texts={d: data.document_text(d, text) for d in data.corpus})
     model = PolarityModel(fit=fit, embedder=Embedder(options.get("model") or None),
                           components=int(options.get("components", 1)))
-    return PolaritySource(model, corpus=data, text=text)
+    return PolaritySource(model, documents)

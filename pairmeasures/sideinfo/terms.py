@@ -5,7 +5,8 @@ Its names moved, one job per module:
 - :mod:`pairmeasures.sideinfo.tokenizers`: ``TOKENIZERS``, ``tokenize`` (and ``word_spans``);
 - :mod:`pairmeasures.sideinfo.termlists`: ``Lexicon``, ``BUILTIN_TERM_LISTS``, ``OVERLAPS``, ``parse_targets``;
 - :mod:`pairmeasures.sideinfo.termcount`: ``TermStats``, ``TermCounter``, ``term_counter``;
-- :mod:`pairmeasures.sideinfo.text`: ``TextSource``, ``corpus_scheme``, ``irds_scheme``.
+- :mod:`pairmeasures.sideinfo.text`: ``TextSource``, ``corpus_scheme``;
+- :mod:`pairmeasures.sideinfo.irds`: ``irds_scheme``.
 
 Importing a name from here still works and warns (:class:`DeprecationWarning`) naming its new module.
 """
@@ -26,7 +27,7 @@ _MOVED = {
     "term_counter": "pairmeasures.sideinfo.termcount",
     "TextSource": "pairmeasures.sideinfo.text",
     "corpus_scheme": "pairmeasures.sideinfo.text",
-    "irds_scheme": "pairmeasures.sideinfo.text",
+    "irds_scheme": "pairmeasures.sideinfo.irds",
 }
 
 __all__ = list(_MOVED)  # each comes from __getattr__ (PEP 562), with its warning

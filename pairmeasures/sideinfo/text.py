@@ -1,7 +1,7 @@
-"""Document text resources for the term-based measures: ``corpus:DIR`` and ``irds:DATASET``.
+"""Document text resources for the term-based measures: ``corpus:DIR`` (and ``irds:DATASET``).
 
 A :class:`TextSource` supplies each ranked document's text; :func:`corpus_scheme` reads it from a
-BEIR folder's ``corpus.jsonl``, :func:`irds_scheme` from an ``ir_datasets`` docs store.
+BEIR folder's ``corpus.jsonl``; :mod:`pairmeasures.sideinfo.irds` from an ``ir_datasets`` docs store.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 
 from . import SideInfoError, resource_options
 
-__all__ = ["TextSource", "corpus_scheme", "irds_scheme"]
+__all__ = ["TextSource", "corpus_scheme"]
 
 
 class TextSource:
@@ -48,45 +48,14 @@ class TextSource:
         return f"TextSource({self.name!r})"
 
 
-def _fields_option(argument: str, scheme: str) -> tuple[str, str]:
-    location, options = resource_options(argument, ("fields",), scheme)
-    return location, options.get("fields", "text")
-
-
 def corpus_scheme(argument: str) -> TextSource:
     """``corpus:DIR[?fields=text|title|title+text]``: document text from a BEIR folder's corpus.jsonl."""
     from .beir import check_text_field, read_beir
 
-    location, fields = _fields_option(argument, "corpus")
-    check_text_field(fields)
+    location, options = resource_options(argument, ("fields",), "corpus")
+    fields = check_text_field(options.get("fields", "text"))
     try:
         data = read_beir(location)
     except FileNotFoundError as exc:
         raise SideInfoError(f"corpus:{argument}: {exc}") from None
     return TextSource(f"corpus:{argument}", texts={d: data.document_text(d, fields) for d in data.corpus})
-
-
-def irds_scheme(argument: str) -> TextSource:
-    """``irds:DATASET[?fields=title+text]``: document text from an ir_datasets dataset's docs store."""
-    import ir_datasets
-
-    dataset_id, fields = _fields_option(argument, "irds")
-    try:
-        dataset = ir_datasets.load(dataset_id)
-    except KeyError as exc:
-        raise SideInfoError(f"irds:{argument}: ir_datasets has no dataset {dataset_id!r} ({exc})") from None
-    if not dataset.has_docs():
-        raise SideInfoError(f"irds:{argument}: dataset {dataset_id!r} has no documents")
-    names = fields.split("+")
-    missing = [f for f in names if f not in dataset.docs_cls()._fields]
-    if missing:
-        raise SideInfoError(f"irds:{argument}: documents have no field(s) {missing}; fields: {list(dataset.docs_cls()._fields)}")
-
-    def text_of(doc) -> str:
-        return " ".join(str(getattr(doc, f)) for f in names if getattr(doc, f)).strip()
-
-    def load(doc_ids: list[str]) -> dict:
-        return {d: text_of(doc) for d, doc in dataset.docs_store().get_many(doc_ids).items()}
-
-    return TextSource(f"irds:{argument}", loader=load, iterator=lambda: (text_of(d) for d in dataset.docs_iter()))
-

@@ -6,20 +6,49 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
 import numpy as np
 
 from . import SideInfoError
 from .beir import DataFileError, existing, read_beir, read_table
 
-__all__ = ["TsvSource", "BeirLabelSource", "tsv_scheme", "beir_scheme"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["KeyedValues", "TsvSource", "BeirLabelSource", "tsv_scheme", "beir_scheme"]
 
 _QUERY_KEYS = ("query-id", "query_id", "qid")
 _DOC_KEYS = ("corpus-id", "doc_id", "docno")
 
 
-class TsvSource:
+class KeyedValues:
+    """Values looked up by document id, or by (query id, document id) when ``by_query``: ``values`` (an
+    object array of labels, or floats) aligned with ``_index`` (a pandas index of the keys)."""
+
+    values: np.ndarray
+    by_query: bool
+    _index: "pd.Index"
+
+    def lookup(self, query_ids: np.ndarray, doc_ids: np.ndarray, columns: Mapping[str, np.ndarray]) -> np.ndarray:
+        import pandas as pd
+
+        if self.by_query:
+            keys = pd.MultiIndex.from_arrays([np.asarray(query_ids, dtype=str), np.asarray(doc_ids, dtype=str)])
+        else:
+            keys = pd.Index(np.asarray(doc_ids, dtype=str))
+        position = self._index.get_indexer(keys) if len(keys) else np.empty(0, dtype=np.int64)
+        found = position >= 0
+        if self.values.dtype == object:
+            out = np.full(position.shape[0], None, dtype=object)
+            out[found] = self.values[position[found]]
+            return out
+        out = np.full((position.shape[0],) + self.values.shape[1:], np.nan)
+        out[found] = self.values[position[found]]
+        return out
+
+
+class TsvSource(KeyedValues):
     """Values from a tab-separated file keyed by document id, or by (query id, document id).
 
     ``provides`` is ``"scores"`` when every value column holds finite numbers only, else
@@ -62,23 +91,6 @@ class TsvSource:
             self.values = np.asarray(columns[values[0]], dtype=object)
         self.by_query = query_key is not None
         self._index = _key_index(self.path, lines, [np.asarray(columns[k], dtype=object) for k in keys])
-
-    def lookup(self, query_ids: np.ndarray, doc_ids: np.ndarray, columns: Mapping[str, np.ndarray]) -> np.ndarray:
-        import pandas as pd
-
-        if self.by_query:
-            keys = pd.MultiIndex.from_arrays([np.asarray(query_ids, dtype=str), np.asarray(doc_ids, dtype=str)])
-        else:
-            keys = pd.Index(np.asarray(doc_ids, dtype=str))
-        position = self._index.get_indexer(keys) if len(keys) else np.empty(0, dtype=np.int64)
-        found = position >= 0
-        if self.values.dtype == object:
-            out = np.full(position.shape[0], None, dtype=object)
-            out[found] = self.values[position[found]]
-            return out
-        out = np.full((position.shape[0],) + self.values.shape[1:], np.nan)
-        out[found] = self.values[position[found]]
-        return out
 
     def __repr__(self) -> str:
         return f"TsvSource({str(self.path)!r})"
