@@ -62,7 +62,7 @@ def _validate_polarity(args: argparse.Namespace) -> int:
     from ..sideinfo.embed import Embedder
     from .validate import validate_polarity
 
-    embedder = Embedder(args.model, cache=args.cache or True, progress=False if args.json else None)
+    embedder = Embedder(args.model, cache=args.cache or True, progress=args.progress)
     result = validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
                                anchors=args.anchors, anchor_within=args.anchor_within)
     if args.json:
@@ -105,10 +105,11 @@ def _cache(args: argparse.Namespace) -> int:
 
 
 def _cached_model(models: list, wanted: str, path) -> dict:
-    """The one cached model that ``wanted`` names exactly: its key, its description, or the model name
-    the Embedder was given (the description without its ``(normalize=...)`` suffix)."""
-    matches = [m for m in models
-               if wanted in (m["model"], m["description"], m["description"].rsplit(" (normalize=", 1)[0])]
+    """The one cached model that ``wanted`` names exactly: its key, its description (the model name the
+    Embedder was given), or else the name of entries written before normalisation left the cache key
+    (their description without its ``(normalize=...)`` suffix)."""
+    matches = [m for m in models if wanted in (m["model"], m["description"])] or \
+        [m for m in models if wanted == m["description"].rsplit(" (normalize=", 1)[0]]
     if len(matches) != 1:
         present = "; ".join(f"{m['description']} [{m['model']}]" for m in models) or "none"
         problem = "matches several models" if matches else "names no model"
@@ -168,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--positive", default=None, help="label of perspective 1 (default: p1, pro or support if present)")
     validate.add_argument("--cache", default=None, help="embedding cache file (default: ~/.cache/pairmeasures/embeddings.sqlite)")
     validate.add_argument("--json", action="store_true", help="print one JSON object")
+    validate.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                          help="show a progress bar while embedding (default: on a terminal, when it takes "
+                               "more than two seconds)")
     validate.set_defaults(run=_validate_polarity)
 
     datasets = commands.add_parser(
