@@ -124,6 +124,8 @@ class PolarityModel:
 
     def _embed(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """The vectors of the distinct texts (spurious directions removed) and each text's row among them."""
+        if not len(texts):
+            return np.zeros((0, 0)), np.zeros(0, np.intp)
         vectors, index = self.embedder.embed_distinct(texts)
         vectors = vectors.astype(np.float64)
         return (remove_directions(vectors, self._spurious) if self._spurious is not None else vectors), index
@@ -138,18 +140,18 @@ class PolarityModel:
             raise PolarityError(self._failed[qid])
         return self._axes[qid]
 
-    def _fit_queries(self, fit: FitSet, qids: Iterable[str]) -> None:
-        """Fit the axes of those ``qids`` not tried yet on ``fit``, embedding all their fit documents in
-        one call; a query that cannot be fitted is recorded in ``_failed`` with the reason."""
+    def _fit_queries(self, fit: FitSet, qids: Iterable[str], texts: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """Fit the axes of those ``qids`` not tried yet on ``fit``; a query that cannot be fitted is
+        recorded in ``_failed`` with the reason. Their fit documents and ``texts`` are embedded in one
+        call: returns its vectors and the rows of ``texts`` among them."""
         todo = [q for q in dict.fromkeys(qids) if q not in self._axes and q not in self._failed]
         for qid in todo:
             if not fit.texts.get(qid):
                 self._failed[qid] = (f"query {qid!r} has no fit documents, so no perspective axis can be fitted; "
                                      "add fit documents for it or skip it")
         todo = [q for q in todo if q not in self._failed]
-        if not todo:
-            return
-        vectors, index = self._embed([t for q in todo for t in fit.texts[q]])
+        fit_texts = [t for q in todo for t in fit.texts[q]]
+        vectors, index = self._embed(fit_texts + list(texts))
         start = 0
         for qid in todo:
             rows = index[start:start + len(fit.texts[qid])]
@@ -159,6 +161,7 @@ class PolarityModel:
                 self._axes[qid] = self._fit(qid, vectors[rows], labels)
             except PolarityError as exc:
                 self._failed[qid] = str(exc)
+        return vectors, index[len(fit_texts):]
 
     def _fit(self, qid: str, vectors: np.ndarray, labels) -> Axes:
         if vectors.shape[0] <= self.components:
@@ -188,9 +191,10 @@ class PolarityModel:
         query_ids = list(position)
         if len(query_of) != len(texts):
             raise ValueError(f"score got {len(query_of)} query ids for {len(texts)} texts")
-        vectors, index = self._embed(texts) if len(texts) else (np.zeros((0, 0)), np.zeros(0, np.intp))
         if self.fit is not None:
-            self._fit_queries(self.fit, query_ids)
+            vectors, index = self._fit_queries(self.fit, query_ids, texts)
+        else:
+            vectors, index = self._embed(texts)
         scores = np.full((len(query_of), self.components), np.nan)
         order = np.argsort(query_of, kind="stable")
         bounds = np.concatenate([[0], np.cumsum(np.bincount(query_of, minlength=len(query_ids)))])
@@ -245,11 +249,19 @@ class PolaritySource:
         """The text to embed per row: the run's (a string), else the corpus's, else ``None``."""
         import pandas as pd
 
-        if column is None and self.corpus is None:
-            raise PolarityError("polarity needs document text: add a 'text' column to the run")
+        if column is None:
+            if self.corpus is None:
+                raise PolarityError("polarity needs document text: add a 'text' column to the run")
+            text_of = dict.fromkeys(doc_ids)  # each document's text looked up once, however many queries rank it
+            for doc_id in text_of:
+                if doc_id not in self.corpus.corpus:
+                    raise PolarityError(f"document {doc_id!r} is not in {str(getattr(self.corpus, 'path', ''))!r} and "
+                                        "the run has no 'text' column to embed instead")
+                text_of[doc_id] = self.corpus.document_text(doc_id, self.text)
+            return [text_of[doc_id] for doc_id in doc_ids]
         texts: list = []
         for row, doc_id in enumerate(doc_ids):
-            value = column[row] if column is not None else None
+            value = column[row]
             if isinstance(value, str):
                 texts.append(value)
                 continue
@@ -258,9 +270,6 @@ class PolaritySource:
                                     f"{type(value).__name__}, not a string; decode or convert it before evaluating")
             if self.corpus is not None and doc_id in self.corpus.corpus:
                 texts.append(self.corpus.document_text(doc_id, self.text))
-            elif column is None:  # then there is a corpus (checked above)
-                raise PolarityError(f"document {doc_id!r} is not in {str(getattr(self.corpus, 'path', ''))!r} and the run has no "
-                                    "'text' column to embed instead")
             else:
                 texts.append(None)  # no text anywhere: the measure reports it (or skips it with missing='skip')
         return texts
