@@ -246,3 +246,18 @@ def test_cache_clear_matches_the_model_exactly(tmp_path, capsys):
     assert main(clear + ["k1"]) == 0
     assert "deleted 1 embeddings" in capsys.readouterr().out
     assert EmbeddingCache(path).stats().models == []
+
+
+def test_cache_clear_by_name_prefers_current_entries_over_old_normalisation_keyed_ones(tmp_path, capsys):
+    from pairmeasures.apps.cli import main
+
+    path = tmp_path / "c.sqlite"
+    cache = EmbeddingCache(path)
+    for key, name in (("old", "all-MiniLM-L6-v2 (normalize=False)"), ("new", "all-MiniLM-L6-v2")):
+        cache.register_model(key, name)
+        cache.put(key, [(text_key(name), np.zeros(3, np.float32))])
+    clear = ["cache", "clear", "--yes", "--cache", str(path), "--model"]
+    assert main(clear + ["all-MiniLM-L6-v2"]) == 0
+    assert [m["model"] for m in cache.stats().models] == ["old"]
+    assert main(clear + ["all-MiniLM-L6-v2"]) == 0  # then the old entries, by the same name
+    assert cache.stats().models == []

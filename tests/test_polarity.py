@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import warnings
 
 import ir_measures
@@ -31,7 +32,7 @@ def test_default_model_embeds_offline_deterministically(embedder):
     assert np.linalg.norm(first, axis=1) == pytest.approx(1.0, abs=1e-4)  # the model normalises
 
 
-def test_cache_is_keyed_by_model_and_normalisation_and_reused(tmp_path, embedder):
+def test_cache_is_keyed_by_model_and_reused(tmp_path, embedder):
     cache = EmbeddingCache(tmp_path / "c.sqlite")
     one = Embedder(cache=cache)
     one._model = embedder.load()  # share the loaded model, keep the private cache
@@ -40,9 +41,49 @@ def test_cache_is_keyed_by_model_and_normalisation_and_reused(tmp_path, embedder
     again = Embedder(cache=cache)
     again.embed(["beta text", "alpha text"])
     assert again.computed == 0 and again._model is None  # served from the cache: the model never loaded
-    normalised = Embedder(cache=cache, normalize=True)
-    assert normalised.key != one.key
     assert Embedder("sentence-transformers/all-MiniLM-L6-v2", cache=cache).key == one.key
+
+
+class Unnormalised:
+    """A stand-in model whose vectors are not of unit length (all-MiniLM-L6-v2 normalises its own)."""
+
+    def encode(self, texts, **options):
+        return np.array([[len(t), t.count("a"), 1.0] for t in texts], dtype=np.float32)
+
+
+def test_normalised_and_raw_embedders_share_one_embedding_pass(tmp_path):
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    normalised, raw = Embedder(cache=cache, normalize=True), Embedder(cache=cache)
+    normalised._model = raw._model = Unnormalised()
+    texts = ["a banana", "apple", "a banana"]
+    unit = normalised.embed(texts)
+    plain = raw.embed(texts)
+    assert normalised.computed == 2 and raw.computed == 0  # each distinct text embedded once, for both
+    assert plain[0].tolist() == [8.0, 4.0, 1.0]  # the cache holds the raw vector
+    assert np.allclose(unit, plain / np.linalg.norm(plain, axis=1, keepdims=True))
+    assert np.array_equal(unit[0], unit[2])
+
+
+class Slow(Unnormalised):
+    """A stand-in model taking long enough per batch for the progress bar to redraw."""
+
+    def encode(self, texts, **options):
+        time.sleep(0.15)
+        return super().encode(texts, **options)
+
+
+def test_progress_bar_only_when_asked_off_a_terminal(tmp_path, capsys):
+    texts = [f"text number {i}" for i in range(200)]
+    quiet = Embedder(cache=False)
+    quiet._model = Unnormalised()
+    quiet.embed(texts)
+    assert capsys.readouterr().err == ""  # stderr is not a terminal here: no bar by default
+    shown = Embedder(cache=False, progress=True, batch_size=64)
+    shown._model = Slow()
+    shown.embed(texts)
+    err = capsys.readouterr().err
+    assert "embedding with all-MiniLM-L6-v2" in err and "200/200" in err
+    assert "64/200" in err and "128/200" in err  # updated per batch, not per 1,024 texts
 
 
 def test_corrupt_entry_is_recomputed(tmp_path, embedder):
@@ -116,7 +157,7 @@ def test_distractor_direction_is_removed(embedder):
     model = PolarityModel(fit=toy_fit(), embedder=embedder, distractors=distractors)
     b = model._spurious
     assert np.linalg.norm(b) == pytest.approx(1.0)
-    cleaned = model._embed(["The statute was passed by parliament."])
+    cleaned, _ = model._embed(["The statute was passed by parliament."])
     assert abs(cleaned @ b)[0] < 1e-9
 
 
@@ -226,6 +267,18 @@ def test_validate_polarity_writes_per_query_accuracies(procon_subset, embedder, 
     assert [r["query_id"] for r in json.loads(as_json.read_text())] == table["query_id"].tolist()
     assert validate_command(procon_subset, "--per-query", target, "--force").returncode == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["per-query.json", "per-query.tsv"]  # no temporary files left
+
+
+def test_validate_polarity_shows_progress_when_asked(procon_subset, tmp_path):
+    command = [sys.executable, "-m", "pairmeasures", "validate-polarity", str(procon_subset), "--json", "--cache"]
+    quiet = subprocess.run(command + [str(tmp_path / "a.sqlite")], capture_output=True, text=True, timeout=600)
+    shown = subprocess.run(command + [str(tmp_path / "b.sqlite"), "--progress"], capture_output=True, text=True,
+                           timeout=600)
+    assert quiet.returncode == shown.returncode == 0, quiet.stderr + shown.stderr
+    embedded = json.loads(shown.stdout)["embedded_now"]
+    assert embedded > 0 and json.loads(quiet.stdout)["embedded_now"] == embedded
+    assert "embedding with" not in quiet.stderr  # stderr is not a terminal: quiet unless asked
+    assert "embedding with all-MiniLM-L6-v2: 100%" in shown.stderr and f"{embedded}/{embedded}" in shown.stderr
 
 
 def test_cache_command(tmp_path):

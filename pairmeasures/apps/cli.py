@@ -84,7 +84,7 @@ def _validate_polarity(args: argparse.Namespace) -> int:
 
     if args.per_query:
         check_writable(args.per_query, args.force)
-    embedder = Embedder(args.model, cache=args.cache or True, progress=False if args.json else None)
+    embedder = Embedder(args.model, cache=args.cache or True, progress=args.progress)
     result = validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
                                anchors=args.anchors, anchor_within=args.anchor_within)
     per_query = result.pop("per_query")
@@ -136,10 +136,11 @@ def _cache(args: argparse.Namespace) -> int:
 
 
 def _cached_model(models: list, wanted: str, path) -> dict:
-    """The one cached model that ``wanted`` names exactly: its key, its description, or the model name
-    the Embedder was given (the description without its ``(normalize=...)`` suffix)."""
-    matches = [m for m in models
-               if wanted in (m["model"], m["description"], m["description"].rsplit(" (normalize=", 1)[0])]
+    """The one cached model that ``wanted`` names exactly: its key, its description (the model name the
+    Embedder was given), or else the name of entries written before normalisation left the cache key
+    (their description without its ``(normalize=...)`` suffix)."""
+    matches = [m for m in models if wanted in (m["model"], m["description"])] or \
+        [m for m in models if wanted == m["description"].rsplit(" (normalize=", 1)[0]]
     if len(matches) != 1:
         present = "; ".join(f"{m['description']} [{m['model']}]" for m in models) or "none"
         problem = "matches several models" if matches else "names no model"
@@ -233,6 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="write each measured query's accuracies, documents and two labels to FILE "
                                "(.tsv, .csv or .json by its extension)")
     validate.add_argument("--force", action="store_true", help="overwrite the --per-query file if it exists")
+    validate.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                          help="show a progress bar while embedding (default: on a terminal, when it takes "
+                               "more than two seconds)")
     validate.set_defaults(run=_validate_polarity)
 
     datasets = commands.add_parser(

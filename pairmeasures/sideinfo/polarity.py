@@ -145,6 +145,7 @@ class PolarityModel:
     anchor_within: int = 0
     skipped: dict = field(default_factory=dict, init=False, repr=False)
     _axes: dict = field(default_factory=dict, init=False, repr=False)
+    _failed: dict = field(default_factory=dict, init=False, repr=False)
     _spurious: Optional[np.ndarray] = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
@@ -160,23 +161,46 @@ class PolarityModel:
         if self.anchors is not None and self.components != 1:
             raise ValueError("anchors define one axis: use components=1")
 
-    def _embed(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = self.embedder.embed(texts).astype(np.float64)
-        return remove_directions(vectors, self._spurious) if self._spurious is not None else vectors
+    def _embed(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The vectors of the distinct texts (spurious directions removed) and each text's row among them."""
+        if not len(texts):
+            return np.zeros((0, 0)), np.zeros(0, np.intp)
+        vectors, index = self.embedder.embed_distinct(texts)
+        vectors = vectors.astype(np.float64)
+        return (remove_directions(vectors, self._spurious) if self._spurious is not None else vectors), index
 
     def axes(self, qid: str) -> Axes:
         """The fitted axes of one query (from the fit set; cached)."""
         qid = str(qid)
-        if qid not in self._axes:
-            if self.fit is None:
-                raise PolarityError("this model fits axes on the scored documents; it has no fit set")
-            texts = self.fit.texts.get(qid)
-            if not texts:
-                raise PolarityError(f"query {qid!r} has no fit documents, so no perspective axis can be fitted; "
-                                    "add fit documents for it or skip it")
-            labels = self.fit.labels.get(qid) if self.fit.labels is not None else None
-            self._axes[qid] = self._fit(qid, self._embed(texts), labels)
+        if self.fit is None:
+            raise PolarityError("this model fits axes on the scored documents; it has no fit set")
+        self._fit_queries(self.fit, [qid])
+        if qid in self._failed:
+            raise PolarityError(self._failed[qid])
         return self._axes[qid]
+
+    def _fit_queries(self, fit: FitSet, qids: Iterable[str], texts: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """Fit the axes of those ``qids`` not tried yet on ``fit``; a query that cannot be fitted is
+        recorded in ``_failed`` with the reason. Their fit documents and ``texts`` are embedded in one
+        call: returns its vectors and the rows of ``texts`` among them."""
+        todo = [q for q in dict.fromkeys(qids) if q not in self._axes and q not in self._failed]
+        for qid in todo:
+            if not fit.texts.get(qid):
+                self._failed[qid] = (f"query {qid!r} has no fit documents, so no perspective axis can be fitted; "
+                                     "add fit documents for it or skip it")
+        todo = [q for q in todo if q not in self._failed]
+        fit_texts = [t for q in todo for t in fit.texts[q]]
+        vectors, index = self._embed(fit_texts + list(texts))
+        start = 0
+        for qid in todo:
+            rows = index[start:start + len(fit.texts[qid])]
+            start += len(rows)
+            labels = fit.labels.get(qid) if fit.labels is not None else None
+            try:
+                self._axes[qid] = self._fit(qid, vectors[rows], labels)
+            except PolarityError as exc:
+                self._failed[qid] = str(exc)
+        return vectors, index[len(fit_texts):]
 
     def _fit(self, qid: str, vectors: np.ndarray, labels) -> Axes:
         if vectors.shape[0] <= self.components:
@@ -185,7 +209,8 @@ class PolarityModel:
         anchor = self.anchors.get(qid) if self.anchors is not None else None
         try:
             if anchor is not None:
-                first, second = self._embed(list(anchor))
+                anchors, rows = self._embed(list(anchor))
+                first, second = anchors[rows]
                 return anchored_axis(vectors, first - second, within=self.anchor_within)
             positive = self.fit.positive if self.fit is not None else None
             return fit_axes(vectors, self.components, labels=labels, positive=positive)
@@ -200,19 +225,33 @@ class PolarityModel:
         """
         if errors not in ("raise", "skip"):
             raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
-        query_ids = np.asarray([str(q) for q in qids], dtype=object)
-        vectors = self._embed(list(texts)) if len(texts) else np.zeros((0, 0))
-        scores = np.full((len(query_ids), self.components), np.nan)
-        for qid in dict.fromkeys(query_ids):
-            rows = np.flatnonzero(query_ids == qid)
+        position: dict = {}
+        query_of = np.fromiter((position.setdefault(str(q), len(position)) for q in qids), dtype=np.intp)
+        query_ids = list(position)
+        if len(query_of) != len(texts):
+            raise ValueError(f"score got {len(query_of)} query ids for {len(texts)} texts")
+        if self.fit is not None:
+            vectors, index = self._fit_queries(self.fit, query_ids, texts)
+        else:
+            vectors, index = self._embed(texts)
+        scores = np.full((len(query_of), self.components), np.nan)
+        order = np.argsort(query_of, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(query_of, minlength=len(query_ids)))])
+        for number, qid in enumerate(query_ids):
+            rows = order[bounds[number]:bounds[number + 1]]
             try:
-                axes = self.axes(qid) if self.fit is not None else self._fit(qid, vectors[rows], None)
+                if self.fit is None:
+                    axes = self._fit(qid, vectors[index[rows]], None)
+                elif qid in self._failed:
+                    raise PolarityError(self._failed[qid])
+                else:
+                    axes = self._axes[qid]
             except PolarityError as exc:
                 if errors == "raise":
                     raise
                 self.skipped[qid] = str(exc)
                 continue
-            scores[rows] = project(vectors[rows], axes)
+            scores[rows] = project(vectors[index[rows]], axes)
         return scores[:, 0] if self.components == 1 else scores
 
 
