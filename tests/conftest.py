@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -72,6 +74,7 @@ class NetworkBlockedError(OSError):
 #: Addresses tests tried to connect to, since the current test started.
 CONNECTION_ATTEMPTS: list = []
 NETWORK_PATCH = pytest.StashKey[pytest.MonkeyPatch]()
+IR_DATASETS_HOME = pytest.StashKey[Path]()
 
 
 def refuse_connection(address):
@@ -101,6 +104,19 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     config.stash[NETWORK_PATCH].undo()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    """A private ir_datasets home before any test module is collected: ir_datasets fixes its datasets' paths
+    when it is first imported, which a test module may do at collection."""
+    session.config.stash[IR_DATASETS_HOME] = Path(tempfile.mkdtemp(prefix="pairmeasures-tests-ir-datasets-"))
+    os.environ["IR_DATASETS_HOME"] = str(session.config.stash[IR_DATASETS_HOME])
+
+
+def pytest_sessionfinish(session):
+    if IR_DATASETS_HOME in session.config.stash:
+        shutil.rmtree(session.config.stash[IR_DATASETS_HOME], ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
@@ -161,10 +177,9 @@ def build_mirror(folder: Path, data: Path) -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def private_dataset_folders(tmp_path_factory):
-    """Tests (and the commands they start) use a private ir_datasets home, and PAIRMEASURES_DATA points at
-    a mirror of the real data, as the docs examples expect (unset when there is none)."""
-    previous = {name: os.environ.get(name) for name in ("IR_DATASETS_HOME", "PAIRMEASURES_DATA")}
-    os.environ["IR_DATASETS_HOME"] = str(tmp_path_factory.mktemp("ir-datasets-home"))
+    """Tests (and the commands they start) see PAIRMEASURES_DATA pointing at a mirror of the real data, as the
+    docs examples expect (unset when there is none); their ir_datasets home is private (``pytest_sessionstart``)."""
+    previous = {"PAIRMEASURES_DATA": os.environ.get("PAIRMEASURES_DATA")}
     if DATA and not missing_data():
         os.environ["PAIRMEASURES_DATA"] = str(build_mirror(tmp_path_factory.mktemp("mirror"), Path(DATA)))
     else:
