@@ -62,6 +62,7 @@ def validate_polarity(folder, model: Optional[str] = None, text: str = "text", p
     return {
         "dataset": str(data.path),
         "model": embedder.model_name,
+        "backend": embedder.backend,
         "text": text,
         "anchors": anchors,
         "anchor_within": anchor_within,
