@@ -135,8 +135,7 @@ def _export_onnx(model, path: Path) -> None:
         def forward(self, *inputs):
             return self.network(**dict(zip(names, inputs)), return_dict=True).last_hidden_state
 
-    axes = {"batch": 0, "tokens": 1}
-    dynamic = {name: {i: a for a, i in axes.items()} for name in [*names, "token_embeddings"]}
+    dynamic = {name: {0: "batch", 1: "tokens"} for name in [*names, "token_embeddings"]}
     with warnings.catch_warnings(), torch.no_grad():  # tracer notes on the export: nothing the user can act on
         warnings.simplefilter("ignore")
         torch.onnx.export(TokenEmbeddings(transformer.model), tuple(example[n] for n in names), str(path),
