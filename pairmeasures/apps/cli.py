@@ -9,6 +9,7 @@ import warnings
 from typing import Optional, Sequence
 
 from ..measures import DIRECTIONS
+from ..sideinfo.embed import BACKENDS
 from ..sideinfo.polarity import TEXT_FIELDS
 from .evaluate import FILES_HELP
 from .tables import FORMATS, render
@@ -84,7 +85,8 @@ def _validate_polarity(args: argparse.Namespace) -> int:
 
     if args.per_query:
         check_writable(args.per_query, args.force)
-    embedder = Embedder(args.model, cache=args.cache or True, progress=args.progress)
+    embedder = Embedder(args.model, cache=args.cache or True, progress=args.progress,
+                        backend=args.backend)
     result = validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
                                anchors=args.anchors, anchor_within=args.anchor_within)
     per_query = result.pop("per_query")
@@ -98,7 +100,8 @@ def _validate_polarity(args: argparse.Namespace) -> int:
     elif not problem:
         skipped = ", ".join(f"{n} ({reason})" for reason, n in result["skipped_queries"].items()) or "none"
         axis = "first principal axis" if args.anchors == "none" else f"anchors {args.anchors}, within {args.anchor_within} axes"
-        print(f"{result['dataset']} with {result['model']} ({result['text']}; {axis}; positive = {result['positive']!r})\n"
+        model = result["model"] + ("" if result["backend"] == "torch" else f" [{result['backend']}]")
+        print(f"{result['dataset']} with {model} ({result['text']}; {axis}; positive = {result['positive']!r})\n"
               f"  accuracy (per perspective, as the PAIR reference code): {result['accuracy']:.4f}\n"
               f"  consistent accuracy (one sign per query):               {result['consistent_accuracy']:.4f}\n"
               f"  {result['queries']} queries, {result['documents']} documents; skipped queries: {skipped}; "
@@ -216,6 +219,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("folder", help="BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/test.tsv, labels.tsv")
     validate.add_argument("--model", default=None,
                           help="sentence-transformers model name or local directory (default: all-MiniLM-L6-v2, offline)")
+    validate.add_argument("--backend", choices=BACKENDS, default="torch",
+                          help="how the model runs: torch (float32, default), torch-int8 (torch's dynamic int8 "
+                               "quantisation, CPU), onnx-int8 (ONNX Runtime, int8, CPU; pip install "
+                               "'pairmeasures[onnx]'); each backend's embeddings are cached apart")
     validate.add_argument("--text", choices=TEXT_FIELDS, default="text",
                           help="which document field to embed (default: text)")
     validate.add_argument("--anchors", choices=ANCHORS, default="none",

@@ -61,7 +61,7 @@ def validate_polarity(folder, model: Optional[str] = None, text: str = "text", p
     keep = perspectives.index[measured].tolist()
     frame = frame[frame["qid"].isin(keep)]
     embedder = embedder or Embedder(model)
-    result = {"dataset": str(data.path), "model": embedder.model_name, "text": text, "anchors": anchors,
+    result = {"dataset": str(data.path), "model": embedder.model_name, "backend": embedder.backend, "text": text, "anchors": anchors,
               "anchor_within": anchor_within, "positive": positive, "accuracy": None, "consistent_accuracy": None,
               "queries": len(keep), "documents": int(len(frame)), "skipped_queries": dict(skipped)}
     per_query: list = []

