@@ -63,7 +63,8 @@ def _measures(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from .evaluate import evaluate, parse_measures, read_qrels_file, read_run_file, tsv
+    from ..sideinfo.runfiles import read_qrels_file, read_run_file
+    from .evaluate import evaluate, parse_measures, tsv
 
     def show(message, category, filename, lineno, file=None, line=None):
         print(f"pairmeasures eval: {category.__name__}: {message}", file=sys.stderr)

@@ -24,7 +24,7 @@ from . import SideInfoError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DataFileError", "LABELS_HEADER", "QRELS_HEADER", "TEXT_FIELDS", "BeirFolder", "check_text_field",
+__all__ = ["DataFileError", "numbered_lines", "LABELS_HEADER", "QRELS_HEADER", "TEXT_FIELDS", "BeirFolder", "check_text_field",
            "existing", "iter_jsonl", "record_text", "read_records", "iter_tsv", "read_table", "read_pairs", "read_qrels", "read_labels",
            "read_beir"]
 
@@ -52,7 +52,7 @@ def existing(folder: str | os.PathLike, name: str) -> Path:
     raise FileNotFoundError(f"{path} (or {path.name}.gz) does not exist")
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
+def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     """Numbered lines without their line break; decoding and decompression errors name the line."""
     import gzip
     import zlib
@@ -76,7 +76,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
     """``(line number, object)`` for each non-blank line of a JSON Lines file."""
     path = Path(path)
-    for number, line in _lines(path):
+    for number, line in numbered_lines(path):
         if not line.strip():
             continue
         try:
@@ -119,7 +119,7 @@ def read_records(path: str | os.PathLike, required: Sequence[str] = ("_id", "tex
 def iter_tsv(path: str | os.PathLike, header: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
     """``(line number, fields)`` for each row of a tab-separated file whose first line is ``header``."""
     path = Path(path)
-    lines = _lines(path)
+    lines = numbered_lines(path)
     first = next(lines, None)
     expected = "\t".join(header)
     if first is None or first[1] != expected:
@@ -148,7 +148,7 @@ def read_table(path: str | os.PathLike) -> tuple[list[str], list[int], dict[str,
     whose number of fields differs from the header's.
     """
     path = Path(path)
-    lines = _lines(path)
+    lines = numbered_lines(path)
     first = next(lines, None)
     if first is None or not first[1].strip():
         raise DataFileError(path, 1, "expected a header line of tab-separated column names, found "
