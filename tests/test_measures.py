@@ -603,3 +603,14 @@ def test_warnings_about_the_data_point_at_the_users_call(tmp_path):
         ir_measures.calc_aggregate([pm.FaiRR(omega=f"tsv:{tmp_path / 'omega.tsv'}") @ 10], QRELS, RUN)
     for warning in [*record, *missing]:
         assert warning.filename == __file__, f"{warning.category.__name__} points at {warning.filename}:{warning.lineno}"
+
+
+def test_the_degenerate_warning_of_signed_duo_says_what_the_queries_got():
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"2 of 3 queries had nothing to measure and got 0\.5 times the "
+                                                       r"sign of the signed raw sum \(0 when nothing is summed\)"):
+        values = per_query_warned(pm.Duo(rel=1, signed=True) @ 10)
+    assert values["q2"] == 0.0 and values["q3"] == 0.0  # fewer than 3 documents / none: nothing summed
+
+
+def per_query_warned(measure):
+    return {m.query_id: m.value for m in ir_measures.iter_calc([measure], QRELS, RUN)}

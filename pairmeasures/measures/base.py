@@ -197,6 +197,10 @@ class PairMeasure(measures.Measure):
     DEGENERATE_REASON: ClassVar[str] = "nothing to measure"
     SUPPORTED_PARAMS = dict(COMMON_PARAMS)
 
+    def degenerate_value(self) -> str:
+        """What a query with nothing to measure gets, in words (for the degenerate-query warning)."""
+        return str(self.DEGENERATE)
+
     @property
     def DEFAULT(self) -> float:  # type: ignore[override]  # ir_measures reads it as an attribute
         return math.nan if self.excludes_degenerate() else self.DEGENERATE

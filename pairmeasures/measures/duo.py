@@ -49,6 +49,11 @@ class _Duo(PairMeasure):
     DEGENERATE = DEGENERATE_DUO
     DEGENERATE_REASON = "every ordering of its documents scores the same, e.g. fewer than 3 documents or equal polarities"
 
+    def degenerate_value(self) -> str:
+        if self.param("signed"):
+            return f"{DEGENERATE_DUO} times the sign of the signed raw sum (0 when nothing is summed)"
+        return str(DEGENERATE_DUO)
+
     def direction(self) -> str:
         return "signed" if self.param("signed") else self.DIRECTION
 

@@ -185,7 +185,7 @@ def _warn_degenerate(measure: PairMeasure, query_ids: np.ndarray, result: Measur
         advice = (f"Measured(of={str(measure)!r}) counts the measured queries; for a pt.Experiment baseline test pass "
                   "test=functools.partial(scipy.stats.ttest_rel, nan_policy='omit')")
     else:
-        outcome = f"got {measure.DEGENERATE}"
+        outcome = f"got {measure.degenerate_value()}"
         advice = "Pass degenerate='exclude' to leave them out of the mean" if "degenerate" in measure.SUPPORTED_PARAMS else ""
     skipped = ("documents are counted after missing='skip' left out those without side information; "
                if "missing" in measure.SUPPORTED_PARAMS and measure.param("missing") == "skip" else "")
