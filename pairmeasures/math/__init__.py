@@ -2,6 +2,7 @@
 
 from ._lists import list_index, list_lengths, segment_sum
 from .axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
+from .reorder import duo_extreme_order, duo_extreme_orders, duogreedy_lists, duogreedy_order
 from .duo import DEGENERATE_DUO, DuoResult, duo, duo_bounds, duo_depth_weights, duo_lists, duo_raw
 from .exposure import (
     TermFairnessResult,
@@ -46,6 +47,10 @@ from .rbo import rbo
 
 __all__ = [
     "Axes",
+    "duo_extreme_order",
+    "duo_extreme_orders",
+    "duogreedy_lists",
+    "duogreedy_order",
     "DEGENERATE_NFAIRR",
     "NFaiRRResult",
     "TermFairnessResult",
