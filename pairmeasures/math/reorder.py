@@ -14,7 +14,8 @@ remaining document maximising
 
 where :math:`\mathrm{rel}(d) = 1 - i_d / k` is rank-based (``i_d`` the document's 0-based input
 position, so ``Lambda=1`` returns the input order exactly, whatever the scores) and the variance
-term is the prefix variance after adding ``d``, on the axis where it is smallest when there are
+term is the prefix variance after adding ``d`` (at the first position, where it is 0 for every
+document, the squared distance of ``d`` to the mean of the top ``k``), on the axis where it is smallest when there are
 several (DUO with ``axes='max'`` follows the most biased axis). Lists of equal length run together,
 ``O(k^2)`` per list.
 """
@@ -148,7 +149,10 @@ def _greedy_block(block: np.ndarray, k: int, Lambda: float) -> np.ndarray:
     chosen[:, k:] = np.arange(k, n)
     for t in range(k):
         size = t + 1
-        var = (s2[:, None, :] + top * top) / size - ((s1[:, None, :] + top) / size) ** 2
+        if t == 0:  # every one-document prefix has variance 0: start from the farthest from the mean
+            var = (top - top.mean(axis=1, keepdims=True)) ** 2
+        else:
+            var = (s2[:, None, :] + top * top) / size - ((s1[:, None, :] + top) / size) ** 2
         diversity = (np.maximum(var, 0.0) / norm).min(axis=2)
         gain = Lambda * relevance[None, :] + (1.0 - Lambda) * diversity
         pick = np.argmax(np.where(taken, -np.inf, gain), axis=1)

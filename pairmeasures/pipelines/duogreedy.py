@@ -44,7 +44,8 @@ def _reordered(frame: pd.DataFrame, order: np.ndarray, offsets: np.ndarray) -> p
     lengths = np.diff(offsets)
     position = np.arange(len(out)) - np.repeat(offsets[:-1], lengths)
     out["score"] = (np.repeat(lengths, lengths) - position).astype(np.float64)
-    return pt.model.add_ranks(out)
+    ranked = pt.model.add_ranks(out)
+    return ranked[list(frame.columns) + [c for c in ranked.columns if c not in frame.columns]]
 
 
 class DuoGreedy(pt.Transformer):
