@@ -15,7 +15,15 @@ from ir_measures import nDCG
 
 import pairmeasures as pm
 from pairmeasures.demo import load_toy
-from pairmeasures.math import duo, duo_bounds, duo_extreme_order, duo_extreme_orders, duo_raw, duogreedy_lists, duogreedy_order
+from pairmeasures.math import (
+    duo,
+    duo_bounds,
+    duo_extreme_order,
+    duo_extreme_orders,
+    duo_raw,
+    duogreedy_lists,
+    duogreedy_order,
+)
 
 scores = st.lists(st.floats(-1, 1, allow_nan=False).map(lambda x: round(x, 2)), min_size=1, max_size=7)
 
@@ -141,7 +149,7 @@ def frame(polarity_by_query: dict[str, list], k_score=True) -> pd.DataFrame:
 @given(st.lists(st.floats(-1, 1, allow_nan=False).map(lambda x: round(x, 2)), min_size=1, max_size=8), st.integers(1, 8))
 def test_exact_mode_at_lambda_zero_reaches_duo_zero_by_brute_force(p, k):
     out = pm.DuoGreedy(Lambda=0, k=k, mode="exact")(frame({"q": p, "r": p[::-1]}))
-    for qid, group in out.groupby("qid"):
+    for _, group in out.groupby("qid"):
         top = group.sort_values("rank")["polarity"].to_numpy()[:k]
         low, high = duo_bounds(top)
         best = raw_of_every_ordering(top)[1].max()

@@ -2,7 +2,6 @@
 
 from ._lists import list_index, list_lengths, segment_sum
 from .axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
-from .reorder import duo_extreme_order, duo_extreme_orders, duogreedy_lists, duogreedy_order
 from .duo import DEGENERATE_DUO, DuoResult, duo, duo_bounds, duo_depth_weights, duo_lists, duo_raw
 from .exposure import (
     TermFairnessResult,
@@ -44,6 +43,7 @@ from .neutrality import (
 from .polarization import QueryAccuracy, consistent_accuracy, per_query_accuracy, perspective_accuracy
 from .rab import arab, bias_labels, gender_magnitudes, ibbr_magnitudes, rab, rank_bias_lists
 from .rbo import rbo
+from .reorder import duo_extreme_order, duo_extreme_orders, duogreedy_lists, duogreedy_order
 
 __all__ = [
     "Axes",

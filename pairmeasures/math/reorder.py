@@ -29,6 +29,9 @@ import numpy as np
 from ._lists import check_offsets, list_lengths
 from .duo import _as_scores, _check_step, duo_depth_weights
 
+#: Cells of the boolean backtracking tables built in one vectorised pass (about 50 MB).
+_MAX_CHOICE_CELLS = 50_000_000
+
 __all__ = ["duo_extreme_order", "duo_extreme_orders", "duogreedy_order", "duogreedy_lists"]
 
 
@@ -117,10 +120,12 @@ def duo_extreme_orders(scores, offsets, step: int = 1, which: str = "max", pole:
     lengths = list_lengths(offsets)
     order = np.arange(scores.shape[0])
     for n in np.unique(lengths):
-        lists = np.flatnonzero(lengths == n)
-        rows = offsets[lists][:, None] + np.arange(n)[None, :]
-        columns = _extreme_block(scores[rows], step, which, pole)
-        order[rows] = np.take_along_axis(rows, columns, axis=1)
+        same = np.flatnonzero(lengths == n)
+        per_chunk = max(1, _MAX_CHOICE_CELLS // int((n + 1) ** 2))  # the backtracking tables are (lists, n + 1, n + 1)
+        for lists in np.array_split(same, -(-same.size // per_chunk)):
+            rows = offsets[lists][:, None] + np.arange(n)[None, :]
+            columns = _extreme_block(scores[rows], step, which, pole)
+            order[rows] = np.take_along_axis(rows, columns, axis=1)
     return order
 
 
