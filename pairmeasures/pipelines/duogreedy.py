@@ -24,8 +24,12 @@ def _prepare(inp: pd.DataFrame, name: str) -> tuple[pd.DataFrame, np.ndarray, np
             f"(e.g. bm25 >> pm.PolarityScorer(model) >> pm.{name}(...)). {error.args[0]}", error.modes) from error
     frame = inp.sort_values(["qid", "rank"] if "rank" in inp.columns else ["qid", "score"],
                             ascending=[True, "rank" in inp.columns], kind="stable").reset_index(drop=True)
-    values = frame["polarity"].tolist()
-    polarity = np.array([np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in values]) if values else np.zeros((0, 1))
+    column = frame["polarity"]
+    if pd.api.types.is_numeric_dtype(column):  # one axis: no per-row conversion
+        polarity = column.to_numpy(dtype=np.float64)[:, None]
+    else:
+        values = column.tolist()
+        polarity = np.array([np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in values]) if values else np.zeros((0, 1))
     if polarity.ndim != 2:
         raise ValueError(f"{name}: every document's polarity must have the same number of axes")
     bad = ~np.isfinite(polarity).all(axis=1)
