@@ -44,6 +44,8 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "PolarityScorer": "pairmeasures.pipelines",
+    "DuoGreedy": "pairmeasures.pipelines",
+    "BiasedOrdering": "pairmeasures.pipelines",
     "PolarityModel": "pairmeasures.sideinfo.polarity",
     "FitSet": "pairmeasures.sideinfo.polarity",
     "Embedder": "pairmeasures.sideinfo.embed",
@@ -74,10 +76,12 @@ def __dir__() -> list[str]:
 __all__ = [
     "ARaB",
     "AWRF",
+    "BiasedOrdering",
     "CounterfactualSubstitution",
     "CounterfactualText",
     "DegenerateQueryWarning",
     "Duo",
+    "DuoGreedy",
     "Embedder",
     "EmbeddingCache",
     "FaiRR",

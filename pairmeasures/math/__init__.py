@@ -43,9 +43,14 @@ from .neutrality import (
 from .polarization import QueryAccuracy, consistent_accuracy, per_query_accuracy, perspective_accuracy
 from .rab import arab, bias_labels, gender_magnitudes, ibbr_magnitudes, rab, rank_bias_lists
 from .rbo import rbo
+from .reorder import duo_extreme_order, duo_extreme_orders, duogreedy_lists, duogreedy_order
 
 __all__ = [
     "Axes",
+    "duo_extreme_order",
+    "duo_extreme_orders",
+    "duogreedy_lists",
+    "duogreedy_order",
     "DEGENERATE_NFAIRR",
     "NFaiRRResult",
     "TermFairnessResult",

@@ -1,5 +1,6 @@
 """Layer 6: PyTerrier transformers (imported lazily: ``pm.PolarityScorer`` loads PyTerrier on first use)."""
 
+from .duogreedy import BiasedOrdering, DuoGreedy
 from .polarity import PolarityScorer
 
-__all__ = ["PolarityScorer"]
+__all__ = ["BiasedOrdering", "DuoGreedy", "PolarityScorer"]

@@ -1,0 +1,125 @@
+"""PyTerrier transformers that reorder result frames by their ``polarity`` column: DuoGreedy and
+the most and least biased orderings (the math lives in :mod:`pairmeasures.math.reorder`)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+
+from ..math.reorder import _check_lambda_k, duo_extreme_orders, duogreedy_lists
+
+__all__ = ["DuoGreedy", "BiasedOrdering"]
+
+
+def _prepare(inp: pd.DataFrame, name: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """Validated frame sorted by query and rank, its polarity matrix ``(rows, m)`` and offsets."""
+    try:
+        pt.validate.result_frame(inp, extra_columns=["polarity"])
+    except pt.validate.InputValidationError as error:
+        raise pt.validate.InputValidationError(
+            f"{name} reorders by the 'polarity' column: put pm.PolarityScorer(...) before it in the pipeline "
+            f"(e.g. bm25 >> pm.PolarityScorer(model) >> pm.{name}(...)). {error.args[0]}", error.modes) from error
+    frame = inp.sort_values(["qid", "rank"] if "rank" in inp.columns else ["qid", "score"],
+                            ascending=[True, "rank" in inp.columns], kind="stable").reset_index(drop=True)
+    column = frame["polarity"]
+    if pd.api.types.is_numeric_dtype(column):  # one axis: no per-row conversion
+        polarity = column.to_numpy(dtype=np.float64)[:, None]
+    else:
+        values = column.tolist()
+        polarity = np.array([np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in values]) if values else np.zeros((0, 1))
+    if polarity.ndim != 2:
+        raise ValueError(f"{name}: every document's polarity must have the same number of axes")
+    bad = ~np.isfinite(polarity).all(axis=1)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}: document {frame['docno'].iloc[row]!r} of query {frame['qid'].iloc[row]!r} has no finite "
+                         "polarity (NaN); drop such rows or score them (PolarityScorer errors='skip' leaves NaN)")
+    qids = frame["qid"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, qids[1:] != qids[:-1]]) if len(qids) else np.zeros(0, dtype=np.int64)
+    return frame, polarity, np.r_[starts, len(qids)].astype(np.int64)
+
+
+def _reordered(frame: pd.DataFrame, order: np.ndarray, offsets: np.ndarray) -> pd.DataFrame:
+    """``frame`` rows in ``order``, with ``score = n - position`` per query and ranks from 0."""
+    out = frame.iloc[order].reset_index(drop=True)
+    lengths = np.diff(offsets)
+    position = np.arange(len(out)) - np.repeat(offsets[:-1], lengths)
+    out["score"] = (np.repeat(lengths, lengths) - position).astype(np.float64)
+    ranked = pt.model.add_ranks(out)
+    return ranked[list(frame.columns) + [c for c in ranked.columns if c not in frame.columns]]
+
+
+class DuoGreedy(pt.Transformer):
+    """Reorders each query's top ``k`` to lower DUO while keeping relevance, traded by ``Lambda``.
+
+    ``Lambda=1`` keeps the input order; ``Lambda=0`` gives the most diverse order: greedily
+    (``mode="greedy"``) or exactly, with DUO = 0 (``mode="exact"``, one polarity axis, ``Lambda``
+    0 or 1 only). Documents below ``k`` keep their order and stay below. Every input column is kept;
+    ``score`` becomes ``n - rank`` (``n`` documents of the query) and ``rank`` is recomputed.
+    """
+
+    def __init__(self, Lambda: float = 0.5, k: int = 10, *, mode: str = "greedy"):
+        Lambda, k = _check_lambda_k(Lambda, k)
+        if mode not in ("greedy", "exact"):
+            raise ValueError(f"mode must be 'greedy' or 'exact', got {mode!r}")
+        if mode == "exact" and Lambda not in (0.0, 1.0):
+            raise ValueError(f"mode='exact' is defined for Lambda=0 (DUO = 0) and Lambda=1 (input order) only, got "
+                             f"Lambda={Lambda}; use mode='greedy' in between")
+        self.Lambda = Lambda
+        self.k = k
+        self.mode = mode
+
+    def __repr__(self) -> str:
+        return f"DuoGreedy(Lambda={self.Lambda}, k={self.k}, mode={self.mode!r})"
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        frame, polarity, offsets = _prepare(inp, "DuoGreedy")
+        if len(frame) == 0:
+            return pt.model.add_ranks(frame.assign(score=pd.Series(dtype=float)))
+        if self.mode == "greedy" or self.Lambda == 1.0:
+            return _reordered(frame, duogreedy_lists(polarity, offsets, self.Lambda, self.k), offsets)
+        if polarity.shape[1] != 1:
+            raise ValueError(f"DuoGreedy(mode='exact') needs one polarity axis, got {polarity.shape[1]}; "
+                             "use mode='greedy' for several")
+        # Exact: the top k of each query in the DUO = 0 order, the rest after it in input order.
+        lengths = np.diff(offsets)
+        position = np.arange(len(frame)) - np.repeat(offsets[:-1], lengths)
+        head = position < self.k
+        head_offsets = np.r_[0, np.cumsum(np.minimum(lengths, self.k))]
+        head_rows = np.flatnonzero(head)
+        order = np.arange(len(frame))
+        order[head] = head_rows[duo_extreme_orders(polarity[head, 0], head_offsets, which="max")]
+        return _reordered(frame, order, offsets)
+
+
+class BiasedOrdering(pt.Transformer):
+    """Reorders each query's documents into its least diverse (``which="most"``, DUO = 1) or most
+    diverse (``which="least"``, DUO = 0) ordering, by one polarity axis.
+
+    ``pole=+1`` / ``-1`` with ``which="most"`` gives the most biased ordering toward that pole: the
+    least diverse ordering whose top document lies on that side of zero. Every input column is kept;
+    ``score`` becomes ``n - rank``.
+    """
+
+    def __init__(self, which: str = "most", *, pole: Optional[int] = None):
+        if which not in ("most", "least"):
+            raise ValueError(f"which must be 'most' (most biased, DUO = 1) or 'least' (DUO = 0), got {which!r}")
+        if pole not in (None, 1, -1) or (pole is not None and which != "most"):
+            raise ValueError(f"pole must be None, +1 or -1, and only with which='most'; got {pole!r}")
+        self.which = which
+        self.pole = pole
+
+    def __repr__(self) -> str:
+        return f"BiasedOrdering({self.which!r}, pole={self.pole})"
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        frame, polarity, offsets = _prepare(inp, "BiasedOrdering")
+        if len(frame) == 0:
+            return pt.model.add_ranks(frame.assign(score=pd.Series(dtype=float)))
+        if polarity.shape[1] != 1:
+            raise ValueError(f"BiasedOrdering needs one polarity axis, got {polarity.shape[1]}")
+        which = "min" if self.which == "most" else "max"
+        return _reordered(frame, duo_extreme_orders(polarity[:, 0], offsets, which=which, pole=self.pole), offsets)
