@@ -72,7 +72,7 @@ def _dataset_corpus(dataset_id: str, data: Optional[str | os.PathLike], text: st
         ids = hashlib.sha1()
         for doc in dataset.docs_iter():
             ids.update(doc.doc_id.encode() + b"\n")
-        version = (dataset.docs_count(), ids.hexdigest())
+        version = f"{dataset.docs_count()}:{ids.hexdigest()}"
     else:  # the mirror's files, as the parsed records are keyed
         version = load_tables(spec, data).key
 

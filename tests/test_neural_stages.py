@@ -1,0 +1,119 @@
+"""Neural stages: the pyterrier-dr bi-encoder on the embedding cache, and the CrossEncoder re-ranker."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pairmeasures as pm
+
+
+@pytest.fixture
+def procon_bm25(data_mirror, tmp_path):
+    import pyterrier as pt
+
+    dataset = pt.get_dataset("irds:pair/procon")
+    topics = dataset.get_topics().iloc[:5]
+    return dataset, topics, pm.bm25("pair/procon", num_results=20, index_dir=tmp_path) >> pt.text.get_text(dataset, "text")
+
+
+def test_bi_encoder_reranks_bm25_through_the_embedding_cache(procon_bm25):
+    pytest.importorskip("pyterrier_dr")
+    import ir_measures
+    import pyterrier as pt
+
+    from pairmeasures.sideinfo.cache import EmbeddingCache
+
+    dataset, topics, bm25 = procon_bm25
+    encoder = pm.bi_encoder()
+    reranked = (bm25 >> encoder)(topics)
+    first = bm25(topics)
+    assert set(zip(reranked.qid, reranked.docno)) == set(zip(first.qid, first.docno))
+    orders = [list(f.sort_values(["qid", "rank"]).docno) for f in (first, reranked)]
+    assert orders[0] != orders[1]  # the order changes
+
+    # Scores are the cosine similarities of the cached embeddings.
+    vectors = dict(zip(reranked.docno, pm.Embedder(normalize=True).embed(reranked.text.tolist())))
+    queries = dict(zip(topics.qid, pm.Embedder(normalize=True).embed(topics["query"].tolist())))
+    expected = [float(queries[q] @ vectors[d]) for q, d in zip(reranked.qid, reranked.docno)]
+    np.testing.assert_allclose(reranked.score, expected, rtol=1e-5)
+
+    cache = EmbeddingCache()
+    keys = encoder.embedder.key
+    stored = cache.get(keys, [pm.sideinfo.cache.text_key(t) for t in reranked.text])
+    assert len(stored) == reranked.text.nunique()  # every document vector went into the cache
+    again = pm.bi_encoder()
+    (bm25 >> again)(topics)
+    assert again.embedder.computed == 0  # a second encoder embeds nothing: all from the cache
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
+        table = pt.Experiment([bm25, bm25 >> encoder], topics, dataset.get_qrels(), names=["BM25", "BM25 >> dense"],
+                              eval_metrics=[ir_measures.nDCG @ 10])
+    assert list(table["name"]) == ["BM25", "BM25 >> dense"] and (table["nDCG@10"] > 0.3).all()
+
+
+def test_dense_retrieval_with_a_flex_index(procon_subset, tmp_path):
+    pyterrier_dr = pytest.importorskip("pyterrier_dr")
+    import pyterrier as pt
+
+    from pairmeasures.sideinfo.polarity import read_beir
+
+    data = read_beir(procon_subset)
+    encoder = pm.bi_encoder()
+    index = pyterrier_dr.FlexIndex(str(tmp_path / "procon4.flex"))
+    (encoder >> index.indexer()).index({"docno": d, "text": data.document_text(d)} for d in data.corpus)
+    query = next(iter(data.queries.values()))
+    retrieved = (encoder >> index.retriever())(pt.new.queries([query["text"]]))
+    documents = list(data.corpus)
+    scores = pm.Embedder(normalize=True).embed([data.document_text(d) for d in documents]) @ \
+        pm.Embedder(normalize=True).embed([query["text"]])[0]
+    assert retrieved.sort_values("rank").docno.iloc[0] == documents[int(np.argmax(scores))]
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory):
+    """A randomly initialised two-layer BERT cross-encoder saved to a temporary folder (no weights install offline)."""
+    from sentence_transformers import CrossEncoder
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import BertConfig, BertForSequenceClassification, PreTrainedTokenizerFast
+
+    folder = tmp_path_factory.mktemp("tiny-cross-encoder")
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + "a the school uniforms are good bad for students".split()
+    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
+                                        cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    config = BertConfig(vocab_size=len(words), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=32, num_labels=1)
+    import torch
+
+    torch.manual_seed(0)
+    BertForSequenceClassification(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    CrossEncoder(str(folder), device="cpu").save(str(folder))
+    return folder
+
+
+def test_cross_encoder_scores_query_text_pairs(tiny_cross_encoder):
+    import pandas as pd
+    import pyterrier as pt
+    from sentence_transformers import CrossEncoder
+
+    frame = pd.DataFrame({"qid": ["1", "1", "1", "2"], "query": ["school uniforms"] * 3 + ["students"],
+                          "docno": ["a", "b", "c", "a"], "score": [3.0, 2.0, 1.0, 1.0], "rank": [0, 1, 2, 0],
+                          "text": ["uniforms are good", "uniforms are bad", "good for students", "uniforms are good"]})
+    reranker = pm.cross_encoder(tiny_cross_encoder, device="cpu")
+    out = reranker(frame)
+    expected = CrossEncoder(str(tiny_cross_encoder), device="cpu").predict(list(zip(frame["query"], frame["text"])))
+    np.testing.assert_allclose(out.set_index(["qid", "docno"]).loc[list(zip(frame.qid, frame.docno)), "score"],
+                               expected, rtol=1e-5)
+    assert sorted(out.columns) == sorted(frame.columns)  # every input column kept
+    assert (out.groupby("qid")["rank"].min() == 0).all()
+    empty = reranker(frame.iloc[:0])
+    assert len(empty) == 0 and "score" in empty.columns
+    with pytest.raises(KeyError, match="text"):
+        reranker(frame.drop(columns="text"))
+    assert str(reranker).startswith("CrossEncoderReranker(") and isinstance(reranker, pt.Transformer)
