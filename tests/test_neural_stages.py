@@ -55,22 +55,28 @@ def test_bi_encoder_reranks_bm25_through_the_embedding_cache(procon_bm25):
     assert list(table["name"]) == ["BM25", "BM25 >> dense"] and (table["nDCG@10"] > 0.3).all()
 
 
-def test_dense_retrieval_with_a_flex_index(procon_subset, tmp_path):
-    pyterrier_dr = pytest.importorskip("pyterrier_dr")
+def test_dense_retrieval_over_a_cached_flex_index(procon_subset, tmp_path):
+    pytest.importorskip("pyterrier_dr")
     import pyterrier as pt
 
     from pairmeasures.sideinfo.polarity import read_beir
 
     data = read_beir(procon_subset)
-    encoder = pm.bi_encoder()
-    index = pyterrier_dr.FlexIndex(str(tmp_path / "procon4.flex"))
-    (encoder >> index.indexer()).index({"docno": d, "text": data.document_text(d)} for d in data.corpus)
-    query = next(iter(data.queries.values()))
-    retrieved = (encoder >> index.retriever())(pt.new.queries([query["text"]]))
+    retriever = pm.dense_retriever(procon_subset, num_results=10, index_dir=tmp_path)
+    (folder,) = tmp_path.iterdir()
+    assert folder.suffix == ".flex"
+    queries = pt.new.queries([q["text"] for q in data.queries.values()], qid=list(data.queries))
+    retrieved = retriever(queries)
     documents = list(data.corpus)
-    scores = pm.Embedder(normalize=True).embed([data.document_text(d) for d in documents]) @ \
-        pm.Embedder(normalize=True).embed([query["text"]])[0]
-    assert retrieved.sort_values("rank").docno.iloc[0] == documents[int(np.argmax(scores))]
+    embedder = pm.Embedder(normalize=True)
+    scores = embedder.embed(queries["query"].tolist()) @ embedder.embed([data.document_text(d) for d in documents]).T
+    best = [documents[i] for i in scores.argmax(axis=1)]
+    assert list(retrieved[retrieved["rank"] == 0].set_index("qid").loc[queries.qid, "docno"]) == best
+    assert retrieved.groupby("qid").size().eq(10).all()
+    before = folder.stat().st_mtime_ns
+    again = pm.dense_retriever(procon_subset, num_results=10, index_dir=tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == [folder.name] and folder.stat().st_mtime_ns == before
+    assert again(queries)["docno"].tolist() == retrieved["docno"].tolist()
 
 
 @pytest.fixture(scope="module")

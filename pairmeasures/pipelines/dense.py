@@ -56,3 +56,21 @@ def bi_encoder(model: Optional[str | os.PathLike] = None, *, normalize: bool = T
     :class:`Embedder` (``batch_size``, ``device``, ``cache``, ``backend``)."""
     return CachedBiEncoder(Embedder(None if model is None else str(model), normalize=normalize, **embedder_options),
                            text_field=text_field)
+
+
+def dense_retriever(source: str | os.PathLike, model: Optional[str | os.PathLike] = None, *, num_results: int = 1000,
+                    text: str = "text", data: Optional[str | os.PathLike] = None,
+                    index_dir: Optional[str | os.PathLike] = None, **embedder_options):
+    """Dense retrieval over ``source`` (a pairmeasures dataset id or a BEIR-layout folder): ``bi_encoder(model)``
+    with a ``pyterrier_dr.FlexIndex`` of the corpus, built once per corpus content and model (see
+    :func:`~pairmeasures.pipelines.retrieval.cached_index`) and scanned exactly (``np_retriever``)."""
+    from .retrieval import cached_index
+
+    encoder = bi_encoder(model, text_field="text", **embedder_options)
+
+    def build(folder, documents) -> None:
+        (encoder >> pyterrier_dr.FlexIndex(str(folder)).indexer()).index(documents)
+
+    folder = cached_index(source, "flex", build, text=text, data=data, index_dir=index_dir,
+                          variant=encoder.embedder.key[:12])
+    return encoder >> pyterrier_dr.FlexIndex(str(folder)).np_retriever(num_results=num_results)

@@ -89,6 +89,40 @@ def _corpus(source: str | os.PathLike, data: Optional[str | os.PathLike], text: 
     return _dataset_corpus(re.sub(r"^irds:", "", str(source)), data, text)
 
 
+def cached_index(source: str | os.PathLike, kind: str, build: Callable[[Path, Iterator[dict]], None], *,
+                 text: str = "text", data: Optional[str | os.PathLike] = None,
+                 index_dir: Optional[str | os.PathLike] = None, variant: str = "") -> Path:
+    """The folder of ``source``'s index of ``kind`` (the folder's suffix), made by ``build(folder, documents)``
+    unless one exists for the same corpus content, fields and ``variant`` (such as a model's key).
+
+    It is built into a temporary folder beside its place and renamed when complete, so a folder that
+    exists is a whole index; versions for older content are removed. ``index_dir``: where indexes live
+    (default: ``indexes/`` in the pairmeasures cache directory).
+    """
+    from tqdm.auto import tqdm
+
+    corpus = _corpus(source, data, text)
+    root = Path(index_dir).expanduser() if index_dir is not None else default_cache_path().parent / "indexes"
+    name = f"{corpus.name}-{text.replace('+', '_')}{variant and '-' + variant}"
+    target = root / f"{name}-{corpus.key}.{kind}"
+    if not target.is_dir():
+        root.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}-", suffix=".building"))
+        try:
+            build(building / "index", tqdm(corpus.documents(), total=corpus.count, desc=f"indexing {name}", unit="doc"))
+            try:
+                os.rename(building / "index", target)
+            except OSError:  # another process finished the same index first: keep theirs
+                if not target.is_dir():
+                    raise
+        finally:
+            shutil.rmtree(building, ignore_errors=True)
+        for stale in root.glob(f"{glob.escape(name)}-*.{kind}"):
+            if stale != target:
+                shutil.rmtree(stale, ignore_errors=True)
+    return target
+
+
 def pisa_index(source: str | os.PathLike, *, text: str = "text", data: Optional[str | os.PathLike] = None,
                index_dir: Optional[str | os.PathLike] = None, threads: int = 1):
     """The ``pyterrier_pisa.PisaIndex`` of ``source`` (a pairmeasures dataset id such as ``"pair/procon"``,
@@ -99,29 +133,12 @@ def pisa_index(source: str | os.PathLike, *, text: str = "text", data: Optional[
     ``indexes/`` in the pairmeasures cache directory).
     """
     from pyterrier_pisa import PisaIndex
-    from tqdm.auto import tqdm
 
-    corpus = _corpus(source, data, text)
-    root = Path(index_dir).expanduser() if index_dir is not None else default_cache_path().parent / "indexes"
-    name = f"{corpus.name}-{text.replace('+', '_')}"  # an index per corpus and fields; older versions are removed
-    target = root / f"{name}-{corpus.key}.pisa"
-    if not PisaIndex(str(target)).built():
-        root.mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}-", suffix=".building"))
-        try:
-            index = PisaIndex(str(building / "index"), text_field="text", threads=threads)
-            index.index(tqdm(corpus.documents(), total=corpus.count, desc=f"indexing {name}", unit="doc"))
-            try:
-                os.rename(building / "index", target)
-            except OSError:  # another process finished the same index first: keep theirs
-                if not PisaIndex(str(target)).built():
-                    raise
-        finally:
-            shutil.rmtree(building, ignore_errors=True)
-        for stale in root.glob(f"{glob.escape(name)}-*.pisa"):
-            if stale != target:
-                shutil.rmtree(stale, ignore_errors=True)
-    return PisaIndex(str(target), text_field="text", threads=threads)
+    def build(folder: Path, documents: Iterator[dict]) -> None:
+        PisaIndex(str(folder), text_field="text", threads=threads).index(documents)
+
+    folder = cached_index(source, "pisa", build, text=text, data=data, index_dir=index_dir)
+    return PisaIndex(str(folder), text_field="text", threads=threads)
 
 
 def bm25(source: str | os.PathLike, *, num_results: int = 1000, text: str = "text",
