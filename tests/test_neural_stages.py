@@ -79,28 +79,30 @@ def test_dense_retrieval_over_a_cached_flex_index(procon_subset, tmp_path):
     assert again(queries)["docno"].tolist() == retrieved["docno"].tolist()
 
 
-@pytest.fixture(scope="module")
-def tiny_cross_encoder(tmp_path_factory):
-    """A randomly initialised two-layer BERT cross-encoder saved to a temporary folder (no weights install offline)."""
+def save_tiny_cross_encoder(folder, num_labels: int = 1):
+    """A randomly initialised two-layer BERT cross-encoder saved to ``folder`` (no weights install offline)."""
+    import torch
     from sentence_transformers import CrossEncoder
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import BertConfig, BertForSequenceClassification, PreTrainedTokenizerFast
 
-    folder = tmp_path_factory.mktemp("tiny-cross-encoder")
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + "a the school uniforms are good bad for students".split()
     backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
     backend.pre_tokenizer = pre_tokenizers.Whitespace()
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
                                         cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
     config = BertConfig(vocab_size=len(words), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=32, num_labels=1)
-    import torch
-
+                        intermediate_size=32, num_labels=num_labels)
     torch.manual_seed(0)
     BertForSequenceClassification(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     CrossEncoder(str(folder), device="cpu").save(str(folder))
     return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory):
+    return save_tiny_cross_encoder(tmp_path_factory.mktemp("tiny-cross-encoder"))
 
 
 def test_cross_encoder_scores_query_text_pairs(tiny_cross_encoder):
@@ -123,3 +125,15 @@ def test_cross_encoder_scores_query_text_pairs(tiny_cross_encoder):
     with pytest.raises(KeyError, match="text"):
         reranker(frame.drop(columns="text"))
     assert str(reranker).startswith("CrossEncoderReranker(") and isinstance(reranker, pt.Transformer)
+
+
+def test_cross_encoders_that_cannot_rerank_are_named(tmp_path):
+    import pandas as pd
+
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        pm.cross_encoder(tmp_path / "missing")
+    two_labels = pm.cross_encoder(save_tiny_cross_encoder(tmp_path / "nli", num_labels=2), device="cpu")
+    frame = pd.DataFrame({"qid": ["1"], "query": ["school uniforms"], "docno": ["a"], "score": [1.0], "rank": [0],
+                          "text": ["uniforms are good"]})
+    with pytest.raises(ValueError, match="2 scores per"):
+        two_labels(frame)

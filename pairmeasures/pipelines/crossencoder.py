@@ -7,6 +7,7 @@ tests use a tiny model they initialise themselves).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -21,6 +22,9 @@ class CrossEncoderReranker(pt.Transformer):
     def __init__(self, model: str | os.PathLike, *, text_field: str = "text", batch_size: int = 32,
                  device: Optional[str] = None):
         self.model = str(model)
+        if self.model.startswith((".", "/", "~")) and not Path(self.model).expanduser().is_dir():
+            raise FileNotFoundError(f"cross-encoder folder {self.model!r} does not exist: give the folder of a "
+                                    "sentence-transformers CrossEncoder (none installs offline with pairmeasures)")
         self.text_field = text_field
         self.batch_size = batch_size
         self.device = device
@@ -41,8 +45,12 @@ class CrossEncoderReranker(pt.Transformer):
         if len(inp) == 0:
             return pt.model.add_ranks(inp.assign(score=np.zeros(0)))
         pairs = list(zip(inp["query"].tolist(), inp[self.text_field].tolist()))
-        scores = self._load().predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
-        return pt.model.add_ranks(inp.assign(score=np.asarray(scores, dtype=np.float64).reshape(len(inp), -1)[:, 0]))
+        scores = np.asarray(self._load().predict(pairs, batch_size=self.batch_size, show_progress_bar=False),
+                            dtype=np.float64)
+        if scores.ndim != 1:
+            raise ValueError(f"the CrossEncoder {self.model!r} gives {scores.shape[1]} scores per (query, text); "
+                             "a re-ranker needs a model with one (num_labels=1)")
+        return pt.model.add_ranks(inp.assign(score=scores))
 
 
 def cross_encoder(model: str | os.PathLike, *, text_field: str = "text", batch_size: int = 32,
