@@ -2,7 +2,8 @@
 
 ``bi_encoder()`` is a ``pyterrier_dr.BiEncoder``: used in a pipeline on a result frame with ``query`` and
 ``text`` it re-ranks (``bm25 >> pt.text.get_text(dataset, "text") >> pm.bi_encoder()``), and with a
-``pyterrier_dr.FlexIndex`` it indexes and retrieves densely. Its vectors come from
+``pyterrier_dr.FlexIndex`` it indexes and retrieves densely (``dense_retriever()`` keeps that index
+like the PISA index of ``pm.bm25``). Its vectors come from
 :class:`~pairmeasures.sideinfo.embed.Embedder`, so texts already embedded for polarity scores are not
 embedded again. Needs the ``dense`` extra (``pip install 'pairmeasures[dense]'``).
 """
