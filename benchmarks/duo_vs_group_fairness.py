@@ -1,7 +1,7 @@
 """Does DUO from embeddings agree with rND / rKL from gold labels? (PAIR §6 reports 0.80 / 0.83.)
 
 For PERSPECTRUM and ProCon, two systems rank the whole corpus for every query: BM25 (PISA) and
-a dense ranker (all-MiniLM-L6-v2, cosine). pt.Experiment then computes, per query, over the
+a dense ranker (all-MiniLM-L6-v2, cosine; pm.dense_retriever, pyterrier-dr). pt.Experiment then computes, per query, over the
 query's own relevant documents in ranked order (rel=1):
 
 - Duo, with polarity from axes fitted on the query's labelled documents (resource pca:DIR),
@@ -27,34 +27,17 @@ from _common import data_option, save
 
 
 def systems(folder: Path, depth: int, workdir: Path):
-    """BM25 and dense result frames for every query of a BEIR folder."""
-    import pyterrier as pt
-    from pyterrier_pisa import PisaIndex
-
-    from pairmeasures.sideinfo.embed import Embedder
+    """BM25 and dense retrieval over a BEIR folder (title + text), and its topics and qrels."""
+    import pairmeasures as pm
     from pairmeasures.sideinfo.polarity import read_beir
 
     data = read_beir(folder)
-    doc_ids = list(data.corpus)
-    texts = [data.document_text(d, "title+text") for d in doc_ids]
     topics = pd.DataFrame({"qid": list(data.queries), "query": [q["text"] for q in data.queries.values()]})
-    index = PisaIndex(str(workdir / f"{folder.name}.pisa"), text_field="text")
-    if not index.built():
-        index.index({"docno": d, "text": t} for d, t in zip(doc_ids, texts))
-    bm25 = index.bm25(num_results=depth)(topics)[["qid", "docno", "score"]]
-
-    embedder = Embedder()
-    docs = embedder.embed(texts)
-    docs /= np.linalg.norm(docs, axis=1, keepdims=True)
-    queries = embedder.embed(topics["query"].tolist())
-    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
-    scores = queries @ docs.T
-    top = np.argsort(-scores, axis=1, kind="stable")[:, :depth]
-    dense = pd.DataFrame({"qid": np.repeat(topics["qid"].to_numpy(), top.shape[1]),
-                          "docno": np.asarray(doc_ids, dtype=object)[top.ravel()],
-                          "score": np.take_along_axis(scores, top, axis=1).ravel()})
     qrels = data.qrels.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
-    return topics, qrels, {"BM25 (PISA)": pt.Transformer.from_df(bm25), "dense (all-MiniLM-L6-v2)": pt.Transformer.from_df(dense)}
+    return topics, qrels, {
+        "BM25 (PISA)": pm.bm25(folder, num_results=depth, text="title+text", index_dir=workdir),
+        "dense (all-MiniLM-L6-v2)": pm.dense_retriever(folder, num_results=depth, text="title+text", index_dir=workdir),
+    }
 
 
 def eligible_queries(run: pd.DataFrame, qrels: pd.DataFrame, labels: pd.DataFrame) -> set:

@@ -2,7 +2,8 @@
 
 Grep-BiasIR (117 gender-neutral queries, 702 documents in female / male / neutral variants) is
 indexed with PISA (title + text, as the data README advises for term-based measures). Systems:
-BM25 (top 100) and BM25 >> dense re-ranking with all-MiniLM-L6-v2 (cosine). pt.Experiment
+BM25 (top 100) and BM25 >> dense re-ranking with all-MiniLM-L6-v2 (cosine; pm.bi_encoder, a
+pyterrier-dr bi-encoder). pt.Experiment
 reports nDCG@10 next to TExFAIR (with and without RBDF), TED, AWRF (L1, JSD), FaiRR, NFaiRR
 (background: the run, and the whole collection), RaB / ARaB (tf, bool) at 10, with the built-in
 gender term list. Also reported, per system:
@@ -23,7 +24,6 @@ import tempfile
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from _common import data_option, save
 
@@ -47,7 +47,6 @@ def main() -> None:
 
     import pairmeasures as pm
     from pairmeasures.pipelines.counterfactual import counterfactual_rbo
-    from pairmeasures.sideinfo.embed import Embedder
     from pairmeasures.sideinfo.polarity import read_beir
 
     folder = Path(args.data) / "grep-biasir"
@@ -55,21 +54,7 @@ def main() -> None:
     corpus = [{"docno": d, "text": data.document_text(d, "title+text")} for d in data.corpus]
     topics = pd.DataFrame({"qid": list(data.queries), "query": [q["text"] for q in data.queries.values()]})
     qrels = data.qrels.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
-    embedder = Embedder()
-
-    class DenseReranker(pt.Transformer):
-        """Cosine similarity of all-MiniLM-L6-v2 embeddings of the query and the document text."""
-
-        def __init__(self, texts: dict):
-            self.texts = texts
-
-        def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-            queries = embedder.embed(inp["query"].tolist())
-            documents = embedder.embed([self.texts[d] for d in inp["docno"]])
-            queries /= np.linalg.norm(queries, axis=1, keepdims=True)
-            documents /= np.linalg.norm(documents, axis=1, keepdims=True)
-            out = inp.assign(score=(queries * documents).sum(axis=1))
-            return pt.model.add_ranks(out)
+    encoder = pm.bi_encoder()  # pyterrier-dr, on the embedding cache: each text is embedded once across runs
 
     with tempfile.TemporaryDirectory() as workdir:
         built = []
@@ -80,7 +65,10 @@ def main() -> None:
             index.index(documents)
             built.append(index)
             bm25 = index.bm25(num_results=args.depth)
-            return bm25 >> DenseReranker({d["docno"]: d["text"] for d in documents}) if dense else bm25
+            if not dense:
+                return bm25
+            texts = {d["docno"]: d["text"] for d in documents}
+            return bm25 >> pt.apply.generic(lambda frame: frame.assign(text=frame["docno"].map(texts))) >> encoder
 
         systems = {"BM25 (PISA)": build(corpus, False), "BM25 >> dense (all-MiniLM-L6-v2)": build(corpus, True)}
         text = f"corpus:{folder}?fields=title+text"

@@ -1,0 +1,151 @@
+"""BM25 retrieval through ``pyterrier-pisa`` over a pairmeasures dataset or a BEIR-layout folder.
+
+The PISA index is built once, into a folder keyed by the corpus content under the pairmeasures
+cache directory (``$PAIRMEASURES_CACHE_DIR``, else ``~/.cache/pairmeasures``), and reused by later
+calls and processes; a changed corpus gets a new index and the old one is removed. The index is
+built into a temporary folder beside its final place and renamed, so an interrupted build leaves
+nothing that a later call would take for an index.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator, Optional
+
+from ..sideinfo.beir import check_text_field, record_text
+from ..sideinfo.cache import default_cache_path
+from ..sideinfo.memo import content_key
+
+
+class RetrievalSourceError(ValueError):
+    """A retrieval source that is neither a pairmeasures dataset id nor a BEIR-layout folder."""
+
+
+@dataclass(frozen=True)
+class _Corpus:
+    """A corpus to index: a name for its index folders, a content key, and its documents."""
+
+    name: str
+    key: str
+    count: int
+    documents: Callable[[], Iterator[dict]]
+
+
+def _digest(value) -> str:
+    return hashlib.sha1(repr(value).encode()).hexdigest()[:16]
+
+
+def _beir_corpus(folder: Path, text: str) -> _Corpus:
+    from ..sideinfo.beir import read_beir
+
+    corpus = folder / "corpus.jsonl"
+    if not corpus.is_file():
+        raise RetrievalSourceError(f"{folder} has no corpus.jsonl: give a BEIR-layout folder or a dataset id like "
+                                   "'pair/procon'")
+    data = read_beir(folder)
+    name = f"{folder.name}-{_digest(str(folder.resolve()))[:8]}"
+
+    def documents() -> Iterator[dict]:
+        return ({"docno": doc_id, "text": data.document_text(doc_id, text)} for doc_id in data.corpus)
+
+    return _Corpus(name, _digest(content_key(corpus)), len(data.corpus), documents)
+
+
+def _dataset_corpus(dataset_id: str, data: Optional[str | os.PathLike], text: str) -> _Corpus:
+    from .. import datasets
+    from ..datasets._catalogue import SPEC_BY_ID
+    from ..datasets._loaders import load_tables
+
+    if dataset_id not in SPEC_BY_ID:
+        raise RetrievalSourceError(f"{dataset_id!r} is neither a BEIR-layout folder nor a pairmeasures dataset; "
+                                   f"known datasets: {', '.join(SPEC_BY_ID)}")
+    spec = SPEC_BY_ID[dataset_id]
+    dataset = datasets.load(dataset_id, data)
+    if spec.documents_from:  # documents of another ir_datasets dataset: its count and a hash of its ids
+        ids = hashlib.sha1()
+        for doc in dataset.docs_iter():
+            ids.update(doc.doc_id.encode() + b"\n")
+        version = f"{dataset.docs_count()}:{ids.hexdigest()}"
+    else:  # the mirror's files, as the parsed records are keyed
+        version = load_tables(spec, data).key
+
+    def documents() -> Iterator[dict]:
+        return ({"docno": doc.doc_id, "text": record_text(doc._asdict(), text)} for doc in dataset.docs_iter())
+
+    return _Corpus(dataset_id.replace("/", "-"), _digest(version), dataset.docs_count(), documents)
+
+
+def _corpus(source: str | os.PathLike, data: Optional[str | os.PathLike], text: str) -> _Corpus:
+    check_text_field(text)
+    if Path(source).expanduser().is_dir():
+        return _beir_corpus(Path(source).expanduser(), text)
+    return _dataset_corpus(re.sub(r"^irds:", "", str(source)), data, text)
+
+
+def cached_index(source: str | os.PathLike, kind: str, build: Callable[[Path, Iterator[dict]], None], *,
+                 text: str = "text", data: Optional[str | os.PathLike] = None,
+                 index_dir: Optional[str | os.PathLike] = None, variant: str = "") -> Path:
+    """The folder of ``source``'s index of ``kind`` (the folder's suffix), made by ``build(folder, documents)``
+    unless one exists for the same corpus content, fields and ``variant`` (such as a model's key).
+
+    It is built into a temporary folder beside its place and renamed when complete, so a folder that
+    exists is a whole index; versions for older content are removed. ``index_dir``: where indexes live
+    (default: ``indexes/`` in the pairmeasures cache directory).
+    """
+    from tqdm.auto import tqdm
+
+    corpus = _corpus(source, data, text)
+    root = Path(index_dir).expanduser() if index_dir is not None else default_cache_path().parent / "indexes"
+    name = f"{corpus.name}-{text.replace('+', '_')}{variant and '-' + variant}"
+    target = root / f"{name}-{corpus.key}.{kind}"
+    if not target.is_dir():
+        root.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}-", suffix=".building"))
+        try:
+            build(building / "index", tqdm(corpus.documents(), total=corpus.count, desc=f"indexing {name}", unit="doc"))
+            try:
+                os.rename(building / "index", target)
+            except OSError:  # another process finished the same index first: keep theirs
+                if not target.is_dir():
+                    raise
+        finally:
+            shutil.rmtree(building, ignore_errors=True)
+        for stale in root.glob(f"{glob.escape(name)}-*.{kind}"):
+            if stale != target:
+                shutil.rmtree(stale, ignore_errors=True)
+    return target
+
+
+def pisa_index(source: str | os.PathLike, *, text: str = "text", data: Optional[str | os.PathLike] = None,
+               index_dir: Optional[str | os.PathLike] = None, threads: int = 1):
+    """The ``pyterrier_pisa.PisaIndex`` of ``source`` (a pairmeasures dataset id such as ``"pair/procon"``,
+    or a BEIR-layout folder), built on first use (with a progress bar) and reused while the corpus is unchanged.
+
+    ``text``: the document fields indexed (``"text"``, ``"title"`` or ``"title+text"``). ``data``: the mirror
+    folder of a dataset (default: ``$PAIRMEASURES_DATA``). ``index_dir``: where indexes live (default:
+    ``indexes/`` in the pairmeasures cache directory).
+    """
+    from pyterrier_pisa import PisaIndex
+
+    def build(folder: Path, documents: Iterator[dict]) -> None:
+        PisaIndex(str(folder), text_field="text", threads=threads).index(documents)
+
+    folder = cached_index(source, "pisa", build, text=text, data=data, index_dir=index_dir)
+    return PisaIndex(str(folder), text_field="text", threads=threads)
+
+
+def bm25(source: str | os.PathLike, *, num_results: int = 1000, text: str = "text",
+         data: Optional[str | os.PathLike] = None, index_dir: Optional[str | os.PathLike] = None,
+         threads: int = 1, **options):
+    """A PISA BM25 retriever over ``source`` (a pairmeasures dataset id or a BEIR-layout folder; see
+    :func:`pisa_index`, which builds or reuses its index). ``options`` go to ``PisaIndex.bm25``
+    (``k1``, ``b``, ...)."""
+    return pisa_index(source, text=text, data=data, index_dir=index_dir, threads=threads).bm25(
+        num_results=num_results, **options)
