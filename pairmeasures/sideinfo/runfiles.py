@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
@@ -43,13 +43,7 @@ def read_qrels_file(path: str) -> pd.DataFrame:
         rows = [row[1:] for row in read_qrels(file)]
     else:
         rows = []
-        for number, line in numbered_lines(file):
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) != 4:
-                raise DataFileError(file, number, f"expected 4 fields of a TREC qrels line (query iteration doc "
-                                                  f"relevance), found {len(fields)}")
+        for number, fields in _trec_lines(file, "qrels", "query iteration doc relevance"):
             try:
                 relevance = int(fields[3])
             except ValueError:
@@ -67,16 +61,24 @@ def read_run_file(path: str) -> pd.DataFrame:
     import pandas as pd
 
     rows = []
+    hint = "; a file with side columns needs a header line naming query_id, doc_id and score (tab-separated)"
+    for number, fields in _trec_lines(file, "run", "query Q0 doc rank score tag", hint):
+        rows.append((fields[0], fields[2], _score(file, number, fields[4])))
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+
+
+def _trec_lines(file: Path, kind: str, layout: str, hint: str = "") -> Iterator[tuple[int, list[str]]]:
+    """``(line number, fields)`` of each non-blank line of a whitespace-separated TREC ``kind`` file whose lines
+    have the fields ``layout`` names; another number of fields is an error naming the line."""
+    expected = len(layout.split())
     for number, line in numbered_lines(file):
         fields = line.split()
         if not fields:
             continue
-        if len(fields) != 6:
-            raise DataFileError(file, number, f"expected 6 fields of a TREC run line (query Q0 doc rank score tag), "
-                                              f"found {len(fields)}; a file with side columns needs a header line "
-                                              f"naming query_id, doc_id and score (tab-separated)")
-        rows.append((fields[0], fields[2], _score(file, number, fields[4])))
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+        if len(fields) != expected:
+            raise DataFileError(file, number, f"expected {expected} fields of a TREC {kind} line ({layout}), found "
+                                              f"{len(fields)}{hint}")
+        yield number, fields
 
 
 def _score(file: Path, number: int, text: str) -> float:
