@@ -20,13 +20,14 @@ benchmarks: $(TEST_VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install $(PIP_FLAGS) -e .
+	$(VENV)/bin/pip install $(PIP_FLAGS) torch==2.13.0
+	$(VENV)/bin/pip install $(PIP_FLAGS) -e '.[audit]'
 	touch $@
 
 $(TEST_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(TEST_VENV)
 	$(TEST_VENV)/bin/pip install $(PIP_FLAGS) torch==2.13.0
-	$(TEST_VENV)/bin/pip install $(PIP_FLAGS) -e '.[test,embed,pisa]'
+	$(TEST_VENV)/bin/pip install $(PIP_FLAGS) -e '.[test,audit]'
 	touch $@
 
 clean:
