@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
     import pyterrier as pt
@@ -212,7 +212,7 @@ def build_system(spec: str, context: SystemContext) -> "pt.Transformer":
     from .duogreedy import DuoGreedy
 
     stages = parse_spec(spec)
-    pipeline = None
+    pipeline: Any = None
     has_text = has_polarity = False
     for position, stage in enumerate(stages):
         first = position == 0
