@@ -59,14 +59,14 @@ def _numeric(frame, function: str, columns: Sequence[str]) -> None:
             raise ValueError(f"{function}: column {column!r} must be numeric, got dtype {frame[column].dtype}")
 
 
-def _figure(size: tuple[float, float] = SIZE, **subplots) -> tuple[Figure, Axes | list[Axes]]:
+def _figure(size: tuple[float, float] = SIZE) -> Figure:
+    """A figure on its own Agg canvas (no pyplot: no global state)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=size, dpi=DPI, layout="constrained")
     FigureCanvasAgg(figure)
-    axes = figure.subplots(**subplots)
-    return figure, axes
+    return figure
 
 
 def _style(axes: Axes) -> None:
@@ -78,6 +78,21 @@ def _style(axes: Axes) -> None:
 
 def _label(measure: str, direction: str | None) -> str:
     return _plain(measure) if direction is None else f"{_plain(measure)}  ({ARROWS.get(direction, direction)})"
+
+
+def _ordered(frame, function: str, low: str, high: str) -> None:
+    """A percentile interval need not contain the mean, but its low end is never above its high end."""
+    if (frame[low] > frame[high]).any():
+        raise ValueError(f"{function}: {low} is above {high} in some rows; an interval runs from low to high")
+
+
+def _bars(axes: Axes, x, y, xci, yci, colour: str, width: float) -> None:
+    """Interval bars from low to high (drawn as lines, not as errors around the mean: a percentile bootstrap
+    interval need not contain the mean); an interval with a NaN end (too few queries) is not drawn."""
+    if xci is not None:
+        axes.hlines(y, *xci, color=colour, linewidth=width)
+    if yci is not None:
+        axes.vlines(x, *yci, color=colour, linewidth=width)
 
 
 def _one_direction(frame, function: str, measure: str) -> str | None:
@@ -93,6 +108,7 @@ def relevance_vs_bias(summary: pd.DataFrame, relevance: str, bias: str) -> Figur
     function = "relevance_vs_bias"
     _check(summary, function, ("system", "measure", "mean", "low", "high", "direction"), "summary")
     _numeric(summary, function, ("mean", "low", "high"))
+    _ordered(summary, function, "low", "high")
     for measure in (relevance, bias):
         if not (summary["measure"] == measure).any():
             raise ValueError(f"{function}: summary has no rows for measure {measure!r} "
@@ -105,13 +121,13 @@ def relevance_vs_bias(summary: pd.DataFrame, relevance: str, bias: str) -> Figur
         raise ValueError(f"{function}: no system has both {relevance!r} and {bias!r} in the summary")
     direction = _one_direction(summary, function, bias)
 
-    figure, axes = _figure()
+    figure = _figure()
+    axes = figure.subplots()
     for i, system in enumerate(systems):
         x, y = rows.loc[(system, relevance)], rows.loc[(system, bias)]
         colour = PALETTE[i % len(PALETTE)]
-        axes.errorbar(x["mean"], y["mean"], xerr=[[x["mean"] - x["low"]], [x["high"] - x["mean"]]],
-                      yerr=[[y["mean"] - y["low"]], [y["high"] - y["mean"]]], fmt=MARKERS[i % len(MARKERS)],
-                      color=colour, ecolor=colour, elinewidth=1.2, capsize=3, markersize=7)
+        _bars(axes, [x["mean"]], [y["mean"]], ([x["low"]], [x["high"]]), ([y["low"]], [y["high"]]), colour, 1.2)
+        axes.plot(x["mean"], y["mean"], MARKERS[i % len(MARKERS)], color=colour, markersize=7)
         axes.annotate(_plain(system), (x["mean"], y["mean"]), xytext=(6, 6), textcoords="offset points",
                       fontsize=9, color="#222222")
     if direction == "signed":
@@ -144,7 +160,8 @@ def breakdown_heatmap(cells: pd.DataFrame, measure: str, *, direction: str | Non
     values = means.to_numpy(dtype=float)
     rows, columns = values.shape
     size = (max(SIZE[0], 2.5 + 1.1 * columns), max(SIZE[1], 1.2 + 0.45 * rows))
-    figure, axes = _figure(size)
+    figure = _figure(size)
+    axes = figure.subplots()
     finite = values[np.isfinite(values)]
     if direction == "signed":
         bound = float(np.abs(finite).max()) or 1.0
@@ -176,7 +193,8 @@ def bias_by_cutoff(curves: pd.DataFrame, *, directions: Mapping[str, str] | None
     _numeric(curves, function, ("k", "value"))
     families = list(dict.fromkeys(curves["measure"]))
     systems = list(dict.fromkeys(curves["system"]))
-    figure, panels = _figure((max(SIZE[0], 3.6 * len(families)), SIZE[1]), ncols=len(families), squeeze=False)
+    figure = _figure((max(SIZE[0], 3.6 * len(families)), SIZE[1]))
+    panels = figure.subplots(ncols=len(families), squeeze=False)
     for axes, family in zip(panels[0], families):
         for i, system in enumerate(systems):
             line = curves[(curves["measure"] == family) & (curves["system"] == system)].sort_values("k")
@@ -204,16 +222,19 @@ def tradeoff(curve: pd.DataFrame, relevance: str, bias: str, *, direction: str |
     for axis in ("relevance", "bias"):
         if (f"{axis}_low" in curve.columns) != (f"{axis}_high" in curve.columns):
             raise ValueError(f"{function}: curve has only one of {axis}_low and {axis}_high; give both or neither")
-    figure, axes = _figure()
+        if f"{axis}_low" in curve.columns:
+            _numeric(curve, function, (f"{axis}_low", f"{axis}_high"))
+            _ordered(curve, function, f"{axis}_low", f"{axis}_high")
+    figure = _figure()
+    axes = figure.subplots()
     for i, method in enumerate(dict.fromkeys(curve["method"])):
         line = curve[curve["method"] == method].sort_values("Lambda")
         colour = PALETTE[i % len(PALETTE)]
-        errors = {}
-        for axis, key in (("relevance", "xerr"), ("bias", "yerr")):
-            if f"{axis}_low" in line.columns:
-                errors[key] = [line[axis] - line[f"{axis}_low"], line[f"{axis}_high"] - line[axis]]
-        axes.errorbar(line["relevance"], line["bias"], **errors, color=colour, marker=MARKERS[i % len(MARKERS)],
-                      markersize=5, linewidth=1.5, elinewidth=0.8, capsize=2, label=_plain(method))
+        xci, yci = ((line[f"{axis}_low"], line[f"{axis}_high"]) if f"{axis}_low" in line.columns else None
+                    for axis in ("relevance", "bias"))
+        _bars(axes, line["relevance"], line["bias"], xci, yci, colour, 0.8)
+        axes.plot(line["relevance"], line["bias"], color=colour, marker=MARKERS[i % len(MARKERS)], markersize=5,
+                  linewidth=1.5, label=_plain(method))
         for row in line.itertuples(index=False):
             axes.annotate(f"λ={row.Lambda:g}", (row.relevance, row.bias), xytext=(4, -10 if i % 2 else 5),
                           textcoords="offset points", fontsize=7, color=colour)
