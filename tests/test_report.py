@@ -166,8 +166,16 @@ def test_wrong_measures_types_and_shapes_are_clear_errors():
         plots.relevance_vs_bias(summary(), "nDCG@10", "rKL@10")
     with pytest.raises(ValueError, match="breakdown_heatmap: cells have no rows for measure 'nDCG@10'"):
         plots.breakdown_heatmap(cells(), "nDCG@10")
-    with pytest.raises(ValueError, match="relevance_vs_bias: summary has several rows for one"):
+    with pytest.raises(ValueError, match=r"relevance_vs_bias: summary has several rows for one \(system, measure\)"):
         plots.relevance_vs_bias(pd.concat([summary(), summary()]), "nDCG@10", "Duo@10")
+    with pytest.raises(ValueError, match=r"bias_by_cutoff: curves has several rows for one \(system, measure, k\)"):
+        plots.bias_by_cutoff(pd.concat([curves(), curves()]))
+    with pytest.raises(ValueError, match=r"tradeoff: curve has several rows for one \(method, Lambda\)"):
+        plots.tradeoff(pd.concat([curve(), curve()]), "nDCG@10", "Duo@10")
+    with pytest.raises(ValueError, match=r"breakdown_heatmap: cells has several rows for one \(field, value"):
+        plots.breakdown_heatmap(pd.concat([cells(), cells()]), "Duo@10")
+    with pytest.raises(ValueError, match="breakdown_heatmap: every mean of 'Duo@10' in cells is NaN"):
+        plots.breakdown_heatmap(cells().assign(mean=float("nan")), "Duo@10", direction="signed")
     with pytest.raises(ValueError, match="tradeoff: column 'bias' must be numeric"):
         plots.tradeoff(curve().assign(bias="high"), "nDCG@10", "Duo@10")
     with pytest.raises(ValueError, match="tradeoff: curve has only one of bias_low and bias_high"):
@@ -275,6 +283,10 @@ def test_report_errors_name_what_to_fix(report):
         render_report("Audit", [Section("x", images=[("x", folder / "fake.png")])])
     with pytest.raises(ValueError, match="render_report: table 'Summary' must be a pandas DataFrame, got dict"):
         render_report("Audit", [Section("x", tables=[("Summary", {"a": [1]})])])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"render_report: section 'x': tables must be \(caption, DataFrame\) pairs"):
+        render_report("Audit", [Section("x", tables=[summary()])])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"render_report: section 'x': images must be \(caption, PNG path\) pairs"):
+        render_report("Audit", [Section("x", images=[folder / "figures" / "tradeoff.png"])])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="render_report: sections must be Section objects, got str"):
         render_report("Audit", ["Leaderboard"])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="write_report: folder .*absent does not exist"):

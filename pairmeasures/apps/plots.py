@@ -95,6 +95,11 @@ def _bars(axes: Axes, x, y, xci, yci, colour: str, width: float) -> None:
         axes.vlines(x, *yci, color=colour, linewidth=width)
 
 
+def _unique(frame, function: str, keys: Sequence[str], what: str) -> None:
+    if frame.duplicated(list(keys)).any():
+        raise ValueError(f"{function}: {what} has several rows for one ({', '.join(keys)}); give one each")
+
+
 def _one_direction(frame, function: str, measure: str) -> str | None:
     directions = frame.loc[frame["measure"] == measure, "direction"].dropna().unique()
     if len(directions) > 1:
@@ -113,9 +118,8 @@ def relevance_vs_bias(summary: pd.DataFrame, relevance: str, bias: str) -> Figur
         if not (summary["measure"] == measure).any():
             raise ValueError(f"{function}: summary has no rows for measure {measure!r} "
                              f"(it has {', '.join(map(repr, summary['measure'].unique()))})")
+    _unique(summary, function, ("system", "measure"), "summary")
     rows = summary.set_index(["system", "measure"])
-    if not rows.index.is_unique:
-        raise ValueError(f"{function}: summary has several rows for one (system, measure); give one each")
     systems = [s for s in dict.fromkeys(summary["system"]) if (s, relevance) in rows.index and (s, bias) in rows.index]
     if not systems:
         raise ValueError(f"{function}: no system has both {relevance!r} and {bias!r} in the summary")
@@ -148,6 +152,7 @@ def breakdown_heatmap(cells: pd.DataFrame, measure: str, *, direction: str | Non
     function = "breakdown_heatmap"
     _check(cells, function, ("field", "value", "system", "measure", "mean", "n"), "cells")
     _numeric(cells, function, ("mean", "n"))
+    _unique(cells, function, ("field", "value", "system", "measure"), "cells")
     chosen = cells[cells["measure"] == measure]
     if chosen.empty:
         raise ValueError(f"{function}: cells have no rows for measure {measure!r} "
@@ -163,6 +168,8 @@ def breakdown_heatmap(cells: pd.DataFrame, measure: str, *, direction: str | Non
     figure = _figure(size)
     axes = figure.subplots()
     finite = values[np.isfinite(values)]
+    if not finite.size:
+        raise ValueError(f"{function}: every mean of {measure!r} in cells is NaN; there is nothing to colour")
     if direction == "signed":
         bound = float(np.abs(finite).max()) or 1.0
         image = axes.imshow(values, cmap="PuOr", vmin=-bound, vmax=bound, aspect="auto")
@@ -191,6 +198,7 @@ def bias_by_cutoff(curves: pd.DataFrame, *, directions: Mapping[str, str] | None
     function = "bias_by_cutoff"
     _check(curves, function, ("system", "measure", "k", "value"), "curves")
     _numeric(curves, function, ("k", "value"))
+    _unique(curves, function, ("system", "measure", "k"), "curves")
     families = list(dict.fromkeys(curves["measure"]))
     systems = list(dict.fromkeys(curves["system"]))
     figure = _figure((max(SIZE[0], 3.6 * len(families)), SIZE[1]))
@@ -219,6 +227,7 @@ def tradeoff(curve: pd.DataFrame, relevance: str, bias: str, *, direction: str |
     function = "tradeoff"
     _check(curve, function, ("method", "Lambda", "relevance", "bias"), "curve")
     _numeric(curve, function, ("Lambda", "relevance", "bias"))
+    _unique(curve, function, ("method", "Lambda"), "curve")
     for axis in ("relevance", "bias"):
         if (f"{axis}_low" in curve.columns) != (f"{axis}_high" in curve.columns):
             raise ValueError(f"{function}: curve has only one of {axis}_low and {axis}_high; give both or neither")

@@ -93,6 +93,10 @@ def _image(caption: str, path) -> str:
 def _section(section: Section, digits: int) -> str:
     if not isinstance(section, Section):
         raise ValueError(f"render_report: sections must be Section objects, got {type(section).__name__}")
+    for kind, entries in (("tables", section.tables), ("images", section.images)):
+        if not all(isinstance(entry, tuple) and len(entry) == 2 for entry in entries):
+            raise ValueError(f"render_report: section {section.heading!r}: {kind} must be (caption, "
+                             f"{'DataFrame' if kind == 'tables' else 'PNG path'}) pairs")
     parts = [f"<section>\n<h2>{html.escape(section.heading)}</h2>"]
     parts += [f"<p>{html.escape(paragraph.strip())}</p>" for paragraph in section.text.split("\n\n")
               if paragraph.strip()]
