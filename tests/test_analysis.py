@@ -214,6 +214,7 @@ def test_summarize_without_baseline_and_a_system_missing_a_measure():
         summary = summarize(frame, resamples=100).set_index(["system", "measure"])
     assert {str(w.message).split(":")[0] for w in caught} == {
         "nothing measured for b on k", "fewer than 95% of the resamples drew a measured query for the mean of b on m (67 of 100)"}
+    assert {w.filename for w in caught} == {__file__}  # shown at the caller's line
     assert summary.loc[("b", "k"), "n"] == 0 and summary.loc[("b", "k"), "excluded"] == 2
     assert summary.loc[("a", "m"), "mean"] == 1.5 and summary["diff"].isna().all()
 

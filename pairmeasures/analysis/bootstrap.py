@@ -193,8 +193,13 @@ def summarize(per_query: pd.DataFrame, *, baseline: str | None = None, resamples
     rows = []
     for measure, cells in frame.groupby("measure", sort=False):
         matrix = cells.pivot(index="system", columns="qid", values="value").reindex(systems)
-        stats = paired_bootstrap(matrix.to_numpy(), baseline=None if baseline is None else systems.index(str(baseline)),
-                                 resamples=resamples, seed=seed, names=[f"{s} on {measure}" for s in systems])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            stats = paired_bootstrap(matrix.to_numpy(), resamples=resamples, seed=seed,
+                                     baseline=None if baseline is None else systems.index(str(baseline)),
+                                     names=[f"{s} on {measure}" for s in systems])
+        for warning in caught:  # shown at the caller's line, not this one
+            warnings.warn(warning.message, warning.category, stacklevel=2)
         nan = np.full(len(systems), np.nan)
         rows.append(pd.DataFrame({
             "system": systems, "measure": measure, "mean": stats["mean"], "n": stats["n"],
