@@ -251,6 +251,8 @@ def test_breakdown_rejects_bad_arguments():
         breakdown(frame, {}, field="domain", min_size=0)
     with pytest.raises(TypeError, match="groups must map a qid"):
         breakdown(frame, [("q", "x")], field="domain")
+    with pytest.raises(TypeError, match=r"groups\['q'\] is 3: each qid maps to a list of 'domain' values"):
+        breakdown(frame, {"q": 3}, field="domain")
 
 
 def test_importing_the_statistics_stays_light():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .bootstrap import _check_per_query
@@ -34,8 +34,11 @@ def breakdown(per_query: pd.DataFrame, groups: Mapping[str, Sequence[str]], *, f
         raise TypeError(f"groups must map a qid to the {field!r} values of that query; got {type(groups).__name__}")
     if isinstance(min_size, bool) or not isinstance(min_size, int) or min_size < 1:
         raise ValueError(f"min_size must be a positive integer; got {min_size!r}")
-    pairs = [(str(qid), str(value)) for qid, values in groups.items()
-             for value in ([values] if isinstance(values, str) else values)]
+    by_qid = {qid: [values] if isinstance(values, str) else values for qid, values in groups.items()}
+    wrong = [qid for qid, values in by_qid.items() if not isinstance(values, Collection)]
+    if wrong:
+        raise TypeError(f"groups[{wrong[0]!r}] is {by_qid[wrong[0]]!r}: each qid maps to a list of {field!r} values")
+    pairs = [(str(qid), str(value)) for qid, values in by_qid.items() for value in values]
     membership = pd.DataFrame(pairs, columns=["qid", "value"]).drop_duplicates()
     order = list(dict.fromkeys(membership["value"])) + [NONE]
     frame = per_query.assign(system=per_query["system"].astype(str), qid=per_query["qid"].astype(str),
