@@ -9,6 +9,7 @@ context's polarity model). The CLI (``pairmeasures audit --systems``) and notebo
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import re
 from dataclasses import dataclass, field
@@ -201,6 +202,13 @@ def _user_transformer(stage: Stage, spec: str):
             raise SpecError(f"system {spec!r}: module {module_name!r} has no attribute {attribute!r}")
         value = getattr(value, part)
     if not isinstance(value, pt.Transformer) and callable(value):
+        try:
+            inspect.signature(value).bind()
+        except TypeError:
+            raise SpecError(f"system {spec!r}: {stage.text} needs arguments; name a pt.Transformer or a zero-argument "
+                            "callable returning one") from None
+        except ValueError:  # no signature to read (some builtins): call it and see
+            pass
         value = value()
     if not isinstance(value, pt.Transformer):
         raise SpecError(f"system {spec!r}: {stage.text} is a {type(value).__name__}, not a pt.Transformer (or a "
@@ -313,7 +321,7 @@ def build_system(spec: str, context: SystemContext) -> "pt.Transformer":
             from .crossencoder import cross_encoder
 
             folder = str(Path(str(stage.args[0])).expanduser())
-            needs, step = ["text"], context.shared(f"ce:{folder}", lambda: cross_encoder(folder))
+            needs, step = ["text"], context.shared(f"ce:{folder}", lambda folder=folder: cross_encoder(folder))
         elif stage.name == "mmr":
             needs, step = ["text"], rerankers[position]
             step.encoder = _bi_encoder(context).doc_encoder()
