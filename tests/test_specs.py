@@ -228,6 +228,10 @@ def test_bm25_dense_mmr_reorders_only_the_top_k(tiny):
     assert any(after[q][:k] != before[q][:k] for q in TOPICS)  # it does reorder
     kept = build_system("bm25>>dense>>mmr(1, k=8)", context)(topics)
     assert orders(kept) == before
+    retrieved = build_system("dense", context)(topics)  # dense retrieval: no text in its frame, mmr inserts it
+    diverse = build_system("dense>>mmr(0, k=3)", context)(topics)
+    assert {q: o[3:] for q, o in orders(diverse).items()} == {q: o[3:] for q, o in orders(retrieved).items()}
+    assert "text" in diverse.columns and "doc_vec" not in diverse.columns
     table = experiment([build_system("bm25>>dense>>mmr(0.5)", context)], topics, qrels, ["mmr"],
                        measures=[nDCG @ 10])
     assert table["value"].notna().all()
