@@ -9,6 +9,7 @@ context's polarity model). The CLI (``pairmeasures audit --systems``) and notebo
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import re
 from dataclasses import dataclass, field
@@ -22,14 +23,36 @@ if TYPE_CHECKING:
 
 __all__ = ["SpecError", "Stage", "SystemContext", "parse_spec", "canonical_spec", "build_system", "STAGES"]
 
-#: Stage names, with what each does (``--help`` lists them).
+#: Every stage, as written in a spec, with what it does and an example (``pairmeasures audit --help`` lists them).
 STAGES = {
-    "bm25": "BM25 retrieval through pyterrier-pisa (first stage only)",
-    "dense": "first: dense retrieval (pyterrier-dr FlexIndex); later: bi-encoder re-ranking",
-    "duogreedy(LAMBDA[, k=K][, mode=exact])": "re-rank the top K for lower DUO (pm.DuoGreedy); polarity is inserted",
-    "run:PATH": "a TREC or TSV run file (first stage only)",
-    "module:attr": "your own pt.Transformer, or a zero-argument callable returning one",
+    "bm25": "BM25 retrieval through pyterrier-pisa (first stage only), e.g. bm25",
+    "dense": "first: dense retrieval over a pyterrier-dr FlexIndex; later: bi-encoder re-ranking (text inserted), "
+             "e.g. dense or bm25>>dense",
+    "ce(PATH)": "re-rank with the sentence-transformers CrossEncoder in folder PATH (text inserted), "
+                "e.g. bm25>>ce(models/my-cross-encoder)",
+    "duogreedy(LAMBDA[, k=K][, mode=exact])": "re-rank the top K for lower DUO (pm.DuoGreedy; polarity inserted), "
+                                              "e.g. bm25>>duogreedy(0.5, k=20)",
+    "mmr(LAMBDA[, k=K])": "re-rank the top K by maximal marginal relevance on the bi-encoder's document vectors "
+                          "(pm.TopKMMR; vectors inserted), e.g. bm25>>dense>>mmr(0.5)",
+    "most(+1|-1)": "the most biased ordering, toward that pole if given (pm.BiasedOrdering; polarity inserted), "
+                   "e.g. bm25>>most(+1)",
+    "least": "the least biased ordering, DUO = 0 (pm.BiasedOrdering; polarity inserted), e.g. bm25>>least",
+    "run:PATH": "a TREC or TSV run file (first stage only), e.g. run:runs/bm25.trec",
+    "module:attr": "your own pt.Transformer, or a zero-argument callable returning one, e.g. mypackage.systems:build",
 }
+
+#: name -> (positional arguments taken, how many of them are required, options, an example).
+_SIGNATURES = {
+    "bm25": (0, 0, (), "bm25"),
+    "dense": (0, 0, (), "dense"),
+    "ce": (1, 1, (), "ce(path/to/cross-encoder)"),
+    "duogreedy": (1, 1, ("k", "mode"), "duogreedy(0.5, k=10)"),
+    "mmr": (1, 1, ("k",), "mmr(0.5, k=10)"),
+    "most": (1, 0, (), "most(+1)"),
+    "least": (0, 0, (), "least"),
+}
+_FIRST_ONLY = ("bm25", "run")
+_RETRIEVES = ("bm25", "run", "dense", "module")
 
 _NAME = re.compile(r"^([a-z_][a-z0-9_]*)\s*(?:\((.*)\))?$", re.IGNORECASE | re.DOTALL)
 _MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
@@ -61,8 +84,8 @@ class SystemContext:
     """What specs are built against: the corpus ``source`` (a pairmeasures dataset id such as ``"pair/procon"``
     or a BEIR-layout folder), its mirror ``data``, the document ``text`` field(s), the polarity model of
     inserted :class:`PolarityScorer` stages (``None``: fitted on each query's candidates), the dense ``model``
-    folder (``None``: the offline default), first-stage depth ``num_results`` and the default ``k`` of
-    re-rankers."""
+    folder (``None``: the offline default), first-stage depth ``num_results``, the default ``k`` of
+    re-rankers and where BM25 and dense indexes are kept (``index_dir``; ``None``: the cache directory)."""
 
     source: str | os.PathLike
     data: Optional[str | os.PathLike] = None
@@ -71,6 +94,7 @@ class SystemContext:
     model: Optional[str] = None
     num_results: int = 100
     k: int = 10
+    index_dir: Optional[str | os.PathLike] = None
     _shared: dict = field(default_factory=dict, init=False, repr=False)
 
     def shared(self, key: str, make):
@@ -88,7 +112,7 @@ def _literal(text: str, spec: str):
         number = float(value)
     except ValueError:
         return value.strip("'\"")
-    return int(number) if re.fullmatch(r"[+-]?\d+", value) else number
+    return int(value) if re.fullmatch(r"[+-]?\d+", value) else number
 
 
 def _literal_text(value) -> str:
@@ -178,6 +202,13 @@ def _user_transformer(stage: Stage, spec: str):
             raise SpecError(f"system {spec!r}: module {module_name!r} has no attribute {attribute!r}")
         value = getattr(value, part)
     if not isinstance(value, pt.Transformer) and callable(value):
+        try:
+            inspect.signature(value).bind()
+        except TypeError:
+            raise SpecError(f"system {spec!r}: {stage.text} needs arguments; name a pt.Transformer or a zero-argument "
+                            "callable returning one") from None
+        except ValueError:  # no signature to read (some builtins): call it and see
+            pass
         value = value()
     if not isinstance(value, pt.Transformer):
         raise SpecError(f"system {spec!r}: {stage.text} is a {type(value).__name__}, not a pt.Transformer (or a "
@@ -188,73 +219,127 @@ def _user_transformer(stage: Stage, spec: str):
 def _run_file(stage: Stage, spec: str):
     import pyterrier as pt
 
+    from ..sideinfo.beir import DataFileError
     from ..sideinfo.runfiles import read_run_file
 
     path = Path(stage.args[0]).expanduser()
     if not path.is_file():
-        raise SpecError(f"system {spec!r}: run file {str(path)!r} does not exist")
-    run = read_run_file(str(path)).rename(columns={"query_id": "qid", "doc_id": "docno"})
+        raise SpecError(f"system {spec!r}: run file {str(path)!r} does not exist; write run:PATH with the path of a "
+                        "TREC or TSV run file")
+    try:
+        run = read_run_file(str(path))
+    except DataFileError as exc:
+        raise SpecError(f"system {spec!r}: stage {stage.text!r}: {exc}") from None
+    run = run.rename(columns={"query_id": "qid", "doc_id": "docno"})
     return pt.Transformer.from_df(pt.model.add_ranks(run), uniform=False)
 
 
-def _options(stage: Stage, spec: str, allowed: tuple, positional: int) -> dict:
+def _check(stage: Stage, spec: str, first: bool) -> dict:
+    """``stage``'s options (defaults not filled in), after checking its name, place and arguments."""
+    if stage.name in ("run", "module"):
+        if stage.name == "run" and not first:
+            raise SpecError(f"system {spec!r}: {stage.text!r} retrieves, so it must be the first stage")
+        return {}
+    if stage.name not in _SIGNATURES:
+        import difflib
+
+        near = difflib.get_close_matches(stage.name, list(_SIGNATURES), n=1)
+        raise SpecError(f"system {spec!r}: unknown stage {stage.name!r}" + (f"; did you mean {near[0]!r}?" if near else "")
+                        + f" Stages: {', '.join(STAGES)}")
+    positional, required, allowed, example = _SIGNATURES[stage.name]
     options = dict(stage.options)
     unknown = sorted(set(options) - set(allowed))
-    if unknown or len(stage.args) > positional:
-        raise SpecError(f"system {spec!r}: {stage.text!r} takes at most {positional} positional argument(s) and the "
-                        f"options {', '.join(allowed) or 'none'}; got {stage.text}")
+    if unknown:
+        raise SpecError(f"system {spec!r}: stage {stage.text!r} has no option {', '.join(map(repr, unknown))}; its "
+                        f"options: {', '.join(allowed) or 'none'} (e.g. {example})")
+    if not required <= len(stage.args) <= positional:
+        count = f"{positional} argument" if required == positional else f"at most {positional} argument"
+        raise SpecError(f"system {spec!r}: stage {stage.text!r} takes {count}{'s' * (positional != 1)}, got "
+                        f"{len(stage.args)}; write e.g. {example}")
+    if stage.name in _FIRST_ONLY and not first:
+        raise SpecError(f"system {spec!r}: {stage.text!r} retrieves, so it must be the first stage")
+    if first and stage.name not in _RETRIEVES:
+        raise SpecError(f"system {spec!r}: {stage.text!r} re-ranks, so it needs a first stage that retrieves "
+                        f"(e.g. bm25>>{stage.text})")
     return options
 
 
-def build_system(spec: str, context: SystemContext) -> "pt.Transformer":
-    """The PyTerrier pipeline of ``spec`` over ``context`` (see :data:`STAGES`)."""
-    from . import retrieval
-    from .duogreedy import DuoGreedy
+def _reranker(stage: Stage, options: dict, spec: str, context: SystemContext):
+    """The transformer of a re-ranking stage that needs no model loaded (DuoGreedy, TopKMMR, BiasedOrdering)."""
+    from .duogreedy import BiasedOrdering, DuoGreedy
+    from .mmr import TopKMMR
 
+    example = _SIGNATURES[stage.name][3]
+    try:
+        if stage.name == "duogreedy":
+            return DuoGreedy(stage.args[0], options.get("k", context.k), mode=options.get("mode", "greedy"))
+        if stage.name == "mmr":
+            return TopKMMR(stage.args[0], options.get("k", context.k))
+        if stage.name == "most":
+            pole = stage.args[0] if stage.args else None
+            if pole not in (None, 1, -1):
+                raise ValueError(f"the pole must be +1 or -1 (or none: most), got {pole!r}")
+            return BiasedOrdering("most", pole=pole)
+        return BiasedOrdering("least")
+    except ValueError as exc:
+        raise SpecError(f"system {spec!r}: stage {stage.text!r}: {exc}; write e.g. {example}") from None
+
+
+def build_system(spec: str, context: SystemContext) -> "pt.Transformer":
+    """The PyTerrier pipeline of ``spec`` over ``context`` (see :data:`STAGES`). Every stage is checked before
+    anything is loaded or indexed; document text, ``polarity`` and document vectors are inserted where a stage
+    needs them and an earlier one has not added them."""
     stages = parse_spec(spec)
+    checked = [_check(stage, spec, position == 0) for position, stage in enumerate(stages)]
+    rerankers = {i: _reranker(stage, options, spec, context) for i, (stage, options) in enumerate(zip(stages, checked))
+                 if stage.name in ("duogreedy", "mmr", "most", "least")}
+    for stage in stages:
+        if stage.name == "ce" and not Path(str(stage.args[0])).expanduser().is_dir():
+            raise SpecError(f"system {spec!r}: stage {stage.text!r}: cross-encoder folder {str(stage.args[0])!r} does "
+                            "not exist; write ce(PATH) with the folder of a sentence-transformers CrossEncoder")
     pipeline: Any = None
     has_text = has_polarity = False
     for position, stage in enumerate(stages):
-        first = position == 0
-        if stage.name in ("bm25", "run") and not first:
-            raise SpecError(f"system {spec!r}: {stage.text!r} retrieves, so it must be the first stage")
+        needs: list = []
         if stage.name == "bm25":
-            _options(stage, spec, (), 0)
+            from . import retrieval
+
             step = retrieval.bm25(context.source, num_results=context.num_results, text=context.text,
-                                  data=context.data)
+                                  data=context.data, index_dir=context.index_dir)
         elif stage.name == "run":
             step = _run_file(stage, spec)
         elif stage.name == "module":
             step = _user_transformer(stage, spec)
-            has_text = has_polarity = False
-        elif stage.name == "dense":
-            _options(stage, spec, (), 0)
-            from .dense import bi_encoder, dense_retriever
+        elif stage.name == "dense" and position == 0:
+            from .dense import dense_retriever
 
-            if first:
-                step = dense_retriever(context.source, context.model, num_results=context.num_results,
-                                       text=context.text, data=context.data)
-            else:
-                encoder = context.shared("bi_encoder", lambda: bi_encoder(context.model))
-                step = encoder if has_text else _document_text(context) >> encoder
-                has_text = True
-        elif stage.name == "duogreedy":
-            options = _options(stage, spec, ("k", "mode"), 1)
-            if not stage.args:
-                raise SpecError(f"system {spec!r}: duogreedy needs its Lambda, e.g. duogreedy(0.5)")
-            try:
-                step = DuoGreedy(stage.args[0], options.get("k", context.k), mode=options.get("mode", "greedy"))
-            except ValueError as exc:
-                raise SpecError(f"system {spec!r}: {stage.text}: {exc}") from None
-            if not has_polarity:
-                step = _polarity_scorer(context) >> step
-                if not has_text:
-                    step = _document_text(context) >> step
-            has_text = has_polarity = True
+            step = dense_retriever(context.source, context.model, num_results=context.num_results,
+                                   text=context.text, data=context.data, index_dir=context.index_dir)
+        elif stage.name == "dense":
+            needs, step = ["text"], _bi_encoder(context)
+        elif stage.name == "ce":
+            from .crossencoder import cross_encoder
+
+            folder = str(Path(str(stage.args[0])).expanduser())
+            needs, step = ["text"], context.shared(f"ce:{folder}", lambda folder=folder: cross_encoder(folder))
+        elif stage.name == "mmr":
+            needs, step = ["text"], rerankers[position]
+            step.encoder = _bi_encoder(context).doc_encoder()
         else:
-            raise SpecError(f"system {spec!r}: unknown stage {stage.name!r}; stages: {', '.join(STAGES)}")
-        if first and stage.name not in ("bm25", "run", "dense", "module"):
-            raise SpecError(f"system {spec!r}: {stage.text!r} re-ranks, so it needs a first stage that retrieves "
-                            f"(e.g. bm25>>{stage.text})")
+            needs, step = ["text", "polarity"], rerankers[position]
+        if "polarity" in needs and not has_polarity:
+            step = _polarity_scorer(context) >> step
+            has_polarity = True
+        if "text" in needs and not has_text:
+            step = _document_text(context) >> step
+            has_text = True
+        if stage.name in _RETRIEVES and (position == 0 or stage.name == "module"):
+            has_text = has_polarity = False  # a new frame (or one we know nothing of)
         pipeline = step if pipeline is None else pipeline >> step
     return pipeline
+
+
+def _bi_encoder(context: SystemContext):
+    from .dense import bi_encoder
+
+    return context.shared("bi_encoder", lambda: bi_encoder(context.model))
