@@ -342,3 +342,8 @@ def test_top_k_mmr_needs_document_vectors():
     with pytest.raises(ValueError, match="k must be a positive integer"):
         pm.TopKMMR(0.5, 0)
     assert pm.TopKMMR(0.5, 3)(frame.iloc[:0].assign(doc_vec=[])).empty
+
+
+def test_canonical_spec_writes_equal_numbers_alike():
+    assert canonical_spec("bm25>>duogreedy(0)") == canonical_spec("bm25>>duogreedy(0.0)") == "bm25>>duogreedy(0)"
+    assert canonical_spec("bm25>>mmr(0.50, k=10.0)") == "bm25>>mmr(0.5,k=10)"

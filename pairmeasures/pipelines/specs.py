@@ -116,7 +116,10 @@ def _literal(text: str, spec: str):
 
 
 def _literal_text(value) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
+    """A literal as the canonical spec writes it: ``0``, ``0.0`` and ``0.`` all become ``0``."""
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    return str(value)
 
 
 def _split_stages(spec: str) -> list[str]:
