@@ -85,8 +85,10 @@ def test_cutoff_curves_reject_bad_families_and_cutoffs(families, ks, message):
         cutoff_curves({"a": run}, judgements(run, 0), families, ks=ks)
 
 
-def test_cutoff_curves_name_a_run_that_is_not_a_frame():
+def test_cutoff_curves_name_a_run_that_is_not_a_frame_or_lacks_a_side_column():
     run = result_frame(2, 4, 0)
+    with pytest.raises(ValueError, match="system 'b': .*'polarity' column"):
+        cutoff_curves({"a": run, "b": run.drop(columns="polarity")}, judgements(run, 0), ["Duo"])
     with pytest.raises(ValueError, match="system 'b'"):
         cutoff_curves({"a": run, "b": [1, 2]}, judgements(run, 0), ["Duo"])  # type: ignore[dict-item]
 
@@ -155,6 +157,10 @@ def test_tradeoff_curve_checks_its_arguments(curve_inputs):
         tradeoff_curve(base, qrels, {})
     with pytest.raises(ValueError, match="not a pairmeasures bias measure"):
         tradeoff_curve(base, qrels, methods, bias="P@10")
+    with pytest.raises(ValueError, match="resamples"):
+        tradeoff_curve(base, qrels, methods, resamples=0)
+    with pytest.raises(ValueError, match=r"methods\['x'\]\(0.5\) returned a float"):
+        tradeoff_curve(base, qrels, {"x": lambda Lambda: Lambda}, lambdas=(0.5,))
 
 
 def test_equal_cost_interpolates_where_relevance_first_falls_by_the_drop():

@@ -48,7 +48,10 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
     for system, run in tqdm(list(_checked_runs(runs).items()), desc="bias by cut-off", unit="system"):
         with warnings.catch_warnings():  # every k of a family would warn; n counts the measured queries
             warnings.simplefilter("ignore", DegenerateQueryWarning)
-            metrics = list(evaluator.iter_calc(_ir_frame(run, f"run of system {system!r}")))
+            try:
+                metrics = list(evaluator.iter_calc(_ir_frame(run, f"run of system {system!r}")))
+            except ValueError as error:  # the provider's message names the measure and the column to add
+                raise ValueError(f"system {system!r}: {error}") from None
         index = np.array([position.get(id(m.measure), -1) for m in metrics], dtype=np.int64)
         if (index < 0).any():  # an evaluator that copied the measures: look them up by name instead
             by_name = {str(measure): i for i, (_, _, measure) in enumerate(grid)}
@@ -89,6 +92,8 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
         raise ValueError("methods must map at least one method name to a function Lambda -> transformer, "
                          "e.g. {'DuoGreedy': lambda l: pm.DuoGreedy(Lambda=l, k=10)}")
     lambdas = _checked_lambdas(lambdas)
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise ValueError(f"resamples must be a positive integer (bootstrap resamples, e.g. 1000), got {resamples!r}")
     relevance_measure = ir_measures.parse_measure(relevance)
     bias_measure = ir_measures.parse_measure(bias)
     if not isinstance(bias_measure, PairMeasure):
@@ -101,7 +106,11 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
     rows, relevance_values, bias_values = [], [], []
     todo = [(method, Lambda) for method in methods for Lambda in lambdas]
     for method, Lambda in tqdm(todo, desc="trade-off curve", unit="run"):
-        reranked = methods[method](Lambda).transform(base_run)
+        reranker = methods[method](Lambda)
+        if not callable(getattr(reranker, "transform", None)):
+            raise ValueError(f"methods[{method!r}]({Lambda}) returned a {type(reranker).__name__}, not a PyTerrier "
+                             "transformer; give a function Lambda -> transformer")
+        reranked = reranker.transform(base_run)
         with warnings.catch_warnings():  # every run of the curve would warn; n counts the measured queries
             warnings.simplefilter("ignore", DegenerateQueryWarning)
             per_query = pd.DataFrame(evaluator.iter_calc(_ir_frame(reranked, f"{method}({Lambda})'s output")))
@@ -168,7 +177,7 @@ def _bootstrap(values: np.ndarray, *, resamples: int, seed: int, confidence: flo
                                                          size=resamples).astype(np.float64)
         means = (counts @ filled.T) / (counts @ measured.T)  # (resamples, rows)
     tail = (1 - confidence) / 2 * 100
-    low, high = np.nanpercentile(means, [tail, 100 - tail], axis=0) if resamples else (np.nan * mean, np.nan * mean)
+    low, high = np.nanpercentile(means, [tail, 100 - tail], axis=0)
     return {"mean": mean, "low": low, "high": high, "n": n}
 
 
