@@ -13,6 +13,7 @@ demo: $(VENV)/.installed
 test: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/ruff check .
 	$(TEST_VENV)/bin/mypy
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || (sudo -n apt-get update -qq && sudo -n apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "chromium not installed (apt-get install chromium): the report's browser test will skip"
 	$(TEST_VENV)/bin/python -m pytest
 
 benchmarks: $(TEST_VENV)/.installed

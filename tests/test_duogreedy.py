@@ -32,13 +32,13 @@ def close(a, b):
     return abs(a - b) <= 1e-9 * (1 + abs(b))
 
 
-def raw_of_every_ordering(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All orderings of ``p`` (step 1) and their raw sums, by brute force in one array pass."""
+def raw_of_every_ordering(p: np.ndarray, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """All orderings of ``p`` and their raw sums over depths ``step, 2 step, ...``, by brute force in one array pass."""
     orders = np.array(list(itertools.permutations(range(p.size))), dtype=np.int64).reshape(-1, p.size)
     ranked = p[orders]
     depth = np.arange(1, p.size + 1)
     var = np.cumsum(ranked ** 2, axis=1) / depth - (np.cumsum(ranked, axis=1) / depth) ** 2
-    weights = np.where((depth > 1) & (depth < p.size), 1 / np.log2(np.maximum(depth, 2)), 0.0)
+    weights = np.where((depth > 1) & (depth < p.size) & (depth % step == 0), 1 / np.log2(np.maximum(depth, 2)), 0.0)
     return orders, (np.maximum(var, 0.0) * weights).sum(axis=1)
 
 
@@ -155,6 +155,41 @@ def test_exact_mode_at_lambda_zero_reaches_duo_zero_by_brute_force(p, k):
         best = raw_of_every_ordering(top)[1].max()
         assert close(high, best) and close(duo_raw(top), best)
         assert duo(top) in (0.0, 0.5)  # 0.5 where every ordering scores the same
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1, 1, allow_nan=False).map(lambda x: round(x, 2)), min_size=1, max_size=8), st.integers(1, 8),
+       st.integers(2, 4))
+def test_exact_mode_with_a_step_reaches_that_steps_duo_zero_by_brute_force(p, k, step):
+    out = pm.DuoGreedy(Lambda=0, k=k, mode="exact", step=step)(frame({"q": p}))
+    top = out.sort_values("rank")["polarity"].to_numpy()[:k]
+    best = raw_of_every_ordering(top, step)[1].max()
+    assert close(duo_raw(top, step), best) and close(duo_bounds(top, step)[1], best)
+    assert duo(top, step) in (0.0, 0.5)  # 0.5 where every ordering scores the same
+    assert sorted(out["docno"]) == sorted(frame({"q": p})["docno"])
+
+
+def test_rank_cutoff_fuses_into_num_results_with_the_same_output():
+    from pyterrier._ops import RankCutoff
+
+    rng = np.random.default_rng(3)
+    inp = frame({q: list(np.round(rng.normal(size=n), 3)) for q, n in (("a", 12), ("b", 3), ("c", 9))})
+    for greedy in (pm.DuoGreedy(Lambda=0.3, k=6), pm.DuoGreedy(Lambda=0, k=8, mode="exact", step=2)):
+        pipeline = greedy % 5
+        fused = pipeline.compile()
+        assert isinstance(fused, pm.DuoGreedy) and fused.num_results == 5 and fused.k == greedy.k
+        assert isinstance(pipeline, pt.Transformer) and any(isinstance(t, RankCutoff) for t in pipeline._transformers)
+        expected = pipeline(inp)
+        pd.testing.assert_frame_equal(fused(inp), expected)
+        assert expected.groupby("qid").size().to_dict() == {"a": 5, "b": 3, "c": 5}
+        assert (fused % 7).compile() is fused and (fused % 2).compile().num_results == 2  # never relaxed
+        assert pt.inspect.transformer_outputs(fused, list(inp.columns)) == list(greedy(inp).columns)
+    with pytest.raises(ValueError, match="num_results must be a positive integer"):
+        pm.DuoGreedy(num_results=0)
+    with pytest.raises(ValueError, match="step must be a positive integer"):
+        pm.DuoGreedy(step=0)
+    assert repr(pm.DuoGreedy(0, 8, mode="exact", step=2) % 3).count("step=2") == 1
+    assert repr((pm.DuoGreedy(0, 8, mode="exact", step=2) % 3).compile()).endswith("step=2, num_results=3)")
 
 
 def test_transformer_keeps_columns_and_rewrites_rank_and_score():

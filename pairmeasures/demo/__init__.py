@@ -1,16 +1,18 @@
-"""The embedded demo: a toy corpus of arguments on three controversial questions, three toy systems."""
+"""The embedded demo data: ``debates/``, a PERSPECTRUM slice in BEIR layout (the audit's default
+dataset), and a toy corpus of arguments on three controversial questions with three toy systems."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ToyData", "load_toy"]
+__all__ = ["ToyData", "debates_dir", "load_toy"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,16 @@ class ToyData:
     qrels: pd.DataFrame
     documents: pd.DataFrame
     runs: dict
+
+
+def debates_dir() -> Path:
+    """The embedded debates corpus: a BEIR-layout folder (40 PERSPECTRUM claims, 612 perspectives,
+    stance labels; CC BY-SA 4.0, see its README.md), usable wherever a dataset folder is."""
+    folder = resources.files(__package__).joinpath("debates")
+    if not isinstance(folder, Path) or not (folder / "corpus.jsonl").is_file():
+        raise FileNotFoundError(f"the demo corpus is not an unpacked folder of the installed package ({folder}); "
+                                "install pairmeasures from a wheel or source tree, not a zip archive")
+    return folder
 
 
 def load_toy() -> ToyData:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
+from ..math.duo import _check_step
 from ..math.reorder import _check_lambda_k, duo_extreme_orders, duogreedy_lists
 
 __all__ = ["DuoGreedy", "BiasedOrdering"]
@@ -56,29 +57,52 @@ class DuoGreedy(pt.Transformer):
     """Reorders each query's top ``k`` to lower DUO while keeping relevance, traded by ``Lambda``.
 
     ``Lambda=1`` keeps the input order; ``Lambda=0`` gives the most diverse order: greedily
-    (``mode="greedy"``) or exactly, with DUO = 0 (``mode="exact"``, one polarity axis, ``Lambda``
-    0 or 1 only). Documents below ``k`` keep their order and stay below. Every input column is kept;
-    ``score`` becomes ``n - rank`` (``n`` documents of the query) and ``rank`` is recomputed.
+    (``mode="greedy"``) or exactly, with ``Duo(step=step)@k`` = 0 (``mode="exact"``, one polarity
+    axis, ``Lambda`` 0 or 1 only: the maximal-utility construction of the DUO bounds over the depths
+    ``step, 2 step, ...``). Documents below ``k`` keep their order and stay below. Every input column
+    is kept; ``score`` becomes ``n - rank`` (``n`` documents of the query) and ``rank`` is recomputed.
+    ``num_results`` keeps only each query's first ``num_results`` documents of the output (``None``:
+    all); ``DuoGreedy(...) % n`` compiles into one DuoGreedy with ``num_results=n``.
     """
 
-    def __init__(self, Lambda: float = 0.5, k: int = 10, *, mode: str = "greedy"):
+    def __init__(self, Lambda: float = 0.5, k: int = 10, *, mode: str = "greedy", step: int = 1,
+                 num_results: Optional[int] = None):
         Lambda, k = _check_lambda_k(Lambda, k)
         if mode not in ("greedy", "exact"):
             raise ValueError(f"mode must be 'greedy' or 'exact', got {mode!r}")
         if mode == "exact" and Lambda not in (0.0, 1.0):
             raise ValueError(f"mode='exact' is defined for Lambda=0 (DUO = 0) and Lambda=1 (input order) only, got "
                              f"Lambda={Lambda}; use mode='greedy' in between")
+        if num_results is not None and (isinstance(num_results, bool) or not isinstance(num_results, (int, np.integer))
+                                        or num_results < 1):
+            raise ValueError(f"num_results must be a positive integer (documents kept per query) or None, got {num_results!r}")
         self.Lambda = Lambda
         self.k = k
         self.mode = mode
+        self.step = _check_step(step)
+        self.num_results = None if num_results is None else int(num_results)
 
     def __repr__(self) -> str:
-        return f"DuoGreedy(Lambda={self.Lambda}, k={self.k}, mode={self.mode!r})"
+        extra = (f", step={self.step}" if self.step != 1 else "") + (
+            f", num_results={self.num_results}" if self.num_results is not None else "")
+        return f"DuoGreedy(Lambda={self.Lambda}, k={self.k}, mode={self.mode!r}{extra})"
+
+    def fuse_rank_cutoff(self, k: int) -> "DuoGreedy":
+        """This re-ranker keeping only the top ``k`` of each query (``pt.Transformer.compile`` fuses ``% k``)."""
+        if self.num_results is not None and self.num_results <= k:
+            return self
+        return DuoGreedy(self.Lambda, self.k, mode=self.mode, step=self.step, num_results=k)
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        out = self._reorder(inp)
+        if self.num_results is None:
+            return out
+        return out[out["rank"] < self.num_results].reset_index(drop=True)
+
+    def _reorder(self, inp: pd.DataFrame) -> pd.DataFrame:
         frame, polarity, offsets = _prepare(inp, "DuoGreedy")
         if len(frame) == 0:
-            return pt.model.add_ranks(frame.assign(score=pd.Series(dtype=float)))
+            return _reordered(frame, np.zeros(0, dtype=np.int64), offsets)
         if self.mode == "greedy" or self.Lambda == 1.0:
             return _reordered(frame, duogreedy_lists(polarity, offsets, self.Lambda, self.k), offsets)
         if polarity.shape[1] != 1:
@@ -91,7 +115,7 @@ class DuoGreedy(pt.Transformer):
         head_offsets = np.r_[0, np.cumsum(np.minimum(lengths, self.k))]
         head_rows = np.flatnonzero(head)
         order = np.arange(len(frame))
-        order[head] = head_rows[duo_extreme_orders(polarity[head, 0], head_offsets, which="max")]
+        order[head] = head_rows[duo_extreme_orders(polarity[head, 0], head_offsets, self.step, which="max")]
         return _reordered(frame, order, offsets)
 
 
@@ -118,7 +142,7 @@ class BiasedOrdering(pt.Transformer):
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         frame, polarity, offsets = _prepare(inp, "BiasedOrdering")
         if len(frame) == 0:
-            return pt.model.add_ranks(frame.assign(score=pd.Series(dtype=float)))
+            return _reordered(frame, np.zeros(0, dtype=np.int64), offsets)
         if polarity.shape[1] != 1:
             raise ValueError(f"BiasedOrdering needs one polarity axis, got {polarity.shape[1]}")
         which = "min" if self.which == "most" else "max"

@@ -1,0 +1,10 @@
+"""Statistics of an audit (layer 7): paired bootstrap intervals, summaries and per-group breakdowns.
+
+Works on tidy per-query frames (columns ``system, qid, measure, value``; a query a measure could not
+measure has no row). NumPy at import; pandas only when a frame function is called. See docs/statistics.md.
+"""
+
+from .bootstrap import BootstrapWarning, paired_bootstrap, summarize
+from .breakdown import SmallCellWarning, breakdown
+
+__all__ = ["BootstrapWarning", "SmallCellWarning", "breakdown", "paired_bootstrap", "summarize"]

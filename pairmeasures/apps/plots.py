@@ -1,0 +1,275 @@
+"""The audit's figures: one function per figure, each taking a tidy frame and returning a matplotlib Figure.
+
+Figures are built on ``matplotlib.figure.Figure`` with the Agg canvas (no pyplot, no global state) and the
+Okabe–Ito colour-blind-safe palette; :func:`save_png` writes them deterministically (no software or time
+stamp in the PNG), so identical frames give byte-identical files. matplotlib is imported only when a figure
+is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+#: Okabe & Ito (2008), "Color Universal Design": distinguishable under the common colour-vision deficiencies.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+#: Markers cycled with the palette, so systems stay apart in greyscale and beyond eight colours.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+#: Axis-label suffix per measure direction (:data:`pairmeasures.measures.base.DIRECTIONS`, plus relevance).
+ARROWS = {"higher-better": "↑ higher is better", "lower-fairer": "↓ lower is fairer",
+          "higher-fairer": "↑ higher is fairer", "signed": "↕ 0 is balanced", "neither": "no fair direction",
+          "unknown": "direction unknown"}
+
+SIZE = (7.0, 4.5)  # inches; saved at DPI
+DPI = 120
+
+
+def _plain(text) -> str:
+    """``text`` shown literally: matplotlib would read ``$...$`` as mathematics."""
+    return str(text).replace("$", r"\$")
+
+
+def _check(frame, function: str, columns: Sequence[str], what: str = "frame") -> None:
+    """One clear ValueError naming ``function`` and the missing column, or the empty frame."""
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{function}: {what} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{function}: {what} lacks column(s) {', '.join(map(repr, missing))} "
+                         f"(it has {', '.join(map(repr, map(str, frame.columns))) or 'none'})")
+    if frame.empty:
+        raise ValueError(f"{function}: {what} is empty: there is nothing to plot")
+
+
+def _numeric(frame, function: str, columns: Sequence[str]) -> None:
+    for column in columns:
+        if frame[column].dtype.kind not in "fiu":
+            raise ValueError(f"{function}: column {column!r} must be numeric, got dtype {frame[column].dtype}")
+
+
+def _figure(size: tuple[float, float] = SIZE) -> Figure:
+    """A figure on its own Agg canvas (no pyplot: no global state)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=size, dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _style(axes: Axes) -> None:
+    axes.grid(True, color="#dddddd", linewidth=0.6)
+    axes.set_axisbelow(True)
+    for side in ("top", "right"):
+        axes.spines[side].set_visible(False)
+
+
+def _label(measure: str, direction: str | None) -> str:
+    return _plain(measure) if direction is None else f"{_plain(measure)}  ({ARROWS.get(direction, direction)})"
+
+
+def _ordered(frame, function: str, low: str, high: str) -> None:
+    """A percentile interval need not contain the mean, but its low end is never above its high end."""
+    if (frame[low] > frame[high]).any():
+        raise ValueError(f"{function}: {low} is above {high} in some rows; an interval runs from low to high")
+
+
+def _bars(axes: Axes, x, y, xci, yci, colour: str, width: float) -> None:
+    """Interval bars from low to high (drawn as lines, not as errors around the mean: a percentile bootstrap
+    interval need not contain the mean); an interval with a NaN end (too few queries) is not drawn."""
+    if xci is not None:
+        axes.hlines(y, *xci, color=colour, linewidth=width)
+    if yci is not None:
+        axes.vlines(x, *yci, color=colour, linewidth=width)
+
+
+def _unique(frame, function: str, keys: Sequence[str], what: str) -> None:
+    if frame.duplicated(list(keys)).any():
+        raise ValueError(f"{function}: {what} has several rows for one ({', '.join(keys)}); give one each")
+
+
+def _one_direction(frame, function: str, measure: str) -> str | None:
+    directions = frame.loc[frame["measure"] == measure, "direction"].dropna().unique()
+    if len(directions) > 1:
+        raise ValueError(f"{function}: measure {measure!r} has several directions {sorted(directions)}; give one")
+    return str(directions[0]) if len(directions) else None
+
+
+def relevance_vs_bias(summary: pd.DataFrame, relevance: str, bias: str) -> Figure:
+    """One point per system at (mean relevance, mean bias) with 95% CI bars on both axes (the summary
+    frame's ``low``/``high``); the bias axis carries its direction arrow, a signed measure a line at 0."""
+    function = "relevance_vs_bias"
+    _check(summary, function, ("system", "measure", "mean", "low", "high", "direction"), "summary")
+    _numeric(summary, function, ("mean", "low", "high"))
+    _ordered(summary, function, "low", "high")
+    for measure in (relevance, bias):
+        if not (summary["measure"] == measure).any():
+            raise ValueError(f"{function}: summary has no rows for measure {measure!r} "
+                             f"(it has {', '.join(map(repr, summary['measure'].unique()))})")
+    _unique(summary, function, ("system", "measure"), "summary")
+    rows = summary.set_index(["system", "measure"])
+    systems = [s for s in dict.fromkeys(summary["system"]) if (s, relevance) in rows.index and (s, bias) in rows.index]
+    if not systems:
+        raise ValueError(f"{function}: no system has both {relevance!r} and {bias!r} in the summary")
+    direction = _one_direction(summary, function, bias)
+
+    figure = _figure()
+    axes = figure.subplots()
+    for i, system in enumerate(systems):
+        x, y = rows.loc[(system, relevance)], rows.loc[(system, bias)]
+        colour = PALETTE[i % len(PALETTE)]
+        _bars(axes, [x["mean"]], [y["mean"]], ([x["low"]], [x["high"]]), ([y["low"]], [y["high"]]), colour, 1.2)
+        axes.plot(x["mean"], y["mean"], MARKERS[i % len(MARKERS)], color=colour, markersize=7)
+        axes.annotate(_plain(system), (x["mean"], y["mean"]), xytext=(6, 6), textcoords="offset points",
+                      fontsize=9, color="#222222")
+    if direction == "signed":
+        axes.axhline(0.0, color="#777777", linewidth=0.8, linestyle="--")
+    _style(axes)
+    axes.set_xlabel(_label(relevance, "higher-better"))
+    axes.set_ylabel(_label(bias, direction))
+    axes.set_title(f"Relevance against bias per system (95% CI), {len(systems)} systems")
+    return figure
+
+
+def breakdown_heatmap(cells: pd.DataFrame, measure: str, *, direction: str | None = None) -> Figure:
+    """Mean of ``measure`` per field value (rows) and system (columns), each cell labelled with its mean
+    and query count n; cells with no queries stay blank. A ``signed`` measure gets a diverging scale
+    centred on 0, others a sequential one (both colour-blind safe)."""
+    import numpy as np
+
+    function = "breakdown_heatmap"
+    _check(cells, function, ("field", "value", "system", "measure", "mean", "n"), "cells")
+    _numeric(cells, function, ("mean", "n"))
+    _unique(cells, function, ("field", "value", "system", "measure"), "cells")
+    chosen = cells[cells["measure"] == measure]
+    if chosen.empty:
+        raise ValueError(f"{function}: cells have no rows for measure {measure!r} "
+                         f"(they have {', '.join(map(repr, cells['measure'].unique()))})")
+    fields = chosen["field"].unique()
+    if len(fields) > 1:
+        raise ValueError(f"{function}: cells mix fields {sorted(map(str, fields))}; pass one field's breakdown")
+    means = chosen.pivot_table(index="value", columns="system", values="mean", aggfunc="first", sort=False)
+    counts = chosen.pivot_table(index="value", columns="system", values="n", aggfunc="first", sort=False)
+    values = means.to_numpy(dtype=float)
+    rows, columns = values.shape
+    size = (max(SIZE[0], 2.5 + 1.1 * columns), max(SIZE[1], 1.2 + 0.45 * rows))
+    figure = _figure(size)
+    axes = figure.subplots()
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        raise ValueError(f"{function}: every mean of {measure!r} in cells is NaN; there is nothing to colour")
+    if direction == "signed":
+        bound = float(np.abs(finite).max()) or 1.0
+        image = axes.imshow(values, cmap="PuOr", vmin=-bound, vmax=bound, aspect="auto")
+    else:
+        image = axes.imshow(values, cmap="viridis", aspect="auto")
+    for r in range(rows):
+        for c in range(columns):
+            if not math.isfinite(values[r, c]):
+                continue
+            red, green, blue, _ = image.cmap(image.norm(values[r, c]))
+            ink = "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
+            axes.text(c, r, f"{values[r, c]:.3f}\nn={int(counts.iat[r, c])}", ha="center", va="center",
+                      fontsize=8, color=ink)
+    axes.set_xticks(range(columns), [_plain(s) for s in means.columns], rotation=30, ha="right")
+    axes.set_yticks(range(rows), [_plain(v) for v in means.index])
+    axes.set_xlabel("system")
+    axes.set_ylabel(_plain(fields[0]))
+    figure.colorbar(image, ax=axes, label=_label(f"mean {measure}", direction))
+    axes.set_title(f"{_plain(measure)} by {_plain(fields[0])} and system (cell: mean, n queries)")
+    return figure
+
+
+def bias_by_cutoff(curves: pd.DataFrame, *, directions: Mapping[str, str] | None = None) -> Figure:
+    """Mean bias against the cut-off k, one panel per measure family and one line per system (the shape of
+    the TExFAIR paper's Figure 2); ``directions`` (family -> direction) adds arrows to the panels' axes."""
+    function = "bias_by_cutoff"
+    _check(curves, function, ("system", "measure", "k", "value"), "curves")
+    _numeric(curves, function, ("k", "value"))
+    _unique(curves, function, ("system", "measure", "k"), "curves")
+    families = list(dict.fromkeys(curves["measure"]))
+    systems = list(dict.fromkeys(curves["system"]))
+    figure = _figure((max(SIZE[0], 3.6 * len(families)), SIZE[1]))
+    panels = figure.subplots(ncols=len(families), squeeze=False)
+    for axes, family in zip(panels[0], families):
+        for i, system in enumerate(systems):
+            line = curves[(curves["measure"] == family) & (curves["system"] == system)].sort_values("k")
+            if line.empty:
+                continue
+            axes.plot(line["k"], line["value"], color=PALETTE[i % len(PALETTE)], marker=MARKERS[i % len(MARKERS)],
+                      markersize=3, linewidth=1.5, label=_plain(system))
+        _style(axes)
+        axes.set_title(_plain(family))
+        axes.set_xlabel("cut-off k (documents)")
+        axes.set_ylabel(_label(f"mean {family}@k", (directions or {}).get(family)))
+    handles, labels = panels[0][0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 4), frameon=False)
+    figure.suptitle("Bias against the cut-off k, mean over queries")
+    return figure
+
+
+def tradeoff(curve: pd.DataFrame, relevance: str, bias: str, *, direction: str | None = None) -> Figure:
+    """Mean relevance against mean bias as ``Lambda`` varies, one line per re-ranking method (DuoGreedy,
+    MMR), each point annotated with its Lambda; CI bars where ``relevance_low``/``_high`` and
+    ``bias_low``/``_high`` are given."""
+    function = "tradeoff"
+    _check(curve, function, ("method", "Lambda", "relevance", "bias"), "curve")
+    _numeric(curve, function, ("Lambda", "relevance", "bias"))
+    _unique(curve, function, ("method", "Lambda"), "curve")
+    for axis in ("relevance", "bias"):
+        if (f"{axis}_low" in curve.columns) != (f"{axis}_high" in curve.columns):
+            raise ValueError(f"{function}: curve has only one of {axis}_low and {axis}_high; give both or neither")
+        if f"{axis}_low" in curve.columns:
+            _numeric(curve, function, (f"{axis}_low", f"{axis}_high"))
+            _ordered(curve, function, f"{axis}_low", f"{axis}_high")
+    figure = _figure()
+    axes = figure.subplots()
+    for i, method in enumerate(dict.fromkeys(curve["method"])):
+        line = curve[curve["method"] == method].sort_values("Lambda")
+        colour = PALETTE[i % len(PALETTE)]
+        xci, yci = ((line[f"{axis}_low"], line[f"{axis}_high"]) if f"{axis}_low" in line.columns else None
+                    for axis in ("relevance", "bias"))
+        _bars(axes, line["relevance"], line["bias"], xci, yci, colour, 0.8)
+        axes.plot(line["relevance"], line["bias"], color=colour, marker=MARKERS[i % len(MARKERS)], markersize=5,
+                  linewidth=1.5, label=_plain(method))
+        for row in line.itertuples(index=False):
+            axes.annotate(f"λ={row.Lambda:g}", (row.relevance, row.bias), xytext=(4, -10 if i % 2 else 5),
+                          textcoords="offset points", fontsize=7, color=colour)
+    if direction == "signed":
+        axes.axhline(0.0, color="#777777", linewidth=0.8, linestyle="--")
+    _style(axes)
+    axes.set_xlabel(_label(f"mean {relevance}", "higher-better"))
+    axes.set_ylabel(_label(f"mean {bias}", direction))
+    axes.legend(title="re-ranker", frameon=False)
+    axes.set_title("Relevance–bias trade-off over Lambda (λ=1 keeps the input order)")
+    return figure
+
+
+def save_png(figure: Figure, path: str | os.PathLike) -> None:
+    """Write ``figure`` to ``path`` as a PNG (DPI dots per inch) atomically (a temporary file beside it,
+    then a rename), with no software or time stamp in the file, then release the figure's contents."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ValueError(f"save_png: folder {path.parent} does not exist; create it first")
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False) as handle:
+        try:
+            figure.savefig(handle, format="png", dpi=DPI, metadata={"Software": None})
+        except BaseException:
+            handle.close()
+            os.unlink(handle.name)
+            raise
+    os.chmod(handle.name, 0o644)  # a temporary file is private; the PNG is not
+    os.replace(handle.name, path)
+    figure.clear()
