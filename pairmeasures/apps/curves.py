@@ -79,13 +79,15 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
 
     Columns ``method, Lambda, relevance, bias, relevance_low, relevance_high, bias_low, bias_high, n``:
     ``relevance`` is the mean over the judged queries, ``bias`` the mean over the ``n`` queries it measured
-    (``degenerate='exclude'`` unless ``bias`` sets it); the 95% intervals come from one paired bootstrap over
-    queries (the same resampled queries for every method and ``Lambda``, seeded).
+    (``degenerate='exclude'`` unless ``bias`` sets it); the 95% intervals come from
+    :func:`pairmeasures.analysis.paired_bootstrap` (the same resampled queries for every method and ``Lambda``,
+    seeded).
     """
     import ir_measures
     import pandas as pd
     from tqdm.auto import tqdm
 
+    from ..analysis import paired_bootstrap
     from ..measures.base import DegenerateQueryWarning, PairMeasure
 
     if not methods:
@@ -119,8 +121,9 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
         relevance_values.append(table[str(relevance_measure)].to_numpy(dtype=np.float64))
         bias_values.append(table[str(bias_measure)].to_numpy(dtype=np.float64))
         rows.append((method, Lambda))
-    relevance_ci = _bootstrap(np.array(relevance_values), resamples=resamples, seed=seed)
-    bias_ci = _bootstrap(np.array(bias_values), resamples=resamples, seed=seed)
+    names = [f"{method}(Lambda={Lambda:g})" for method, Lambda in rows]
+    relevance_ci = paired_bootstrap(np.array(relevance_values), resamples=resamples, seed=seed, names=names)
+    bias_ci = paired_bootstrap(np.array(bias_values), resamples=resamples, seed=seed, names=names)
     return pd.DataFrame({
         "method": [method for method, _ in rows], "Lambda": [Lambda for _, Lambda in rows],
         "relevance": relevance_ci["mean"], "bias": bias_ci["mean"],
@@ -162,23 +165,6 @@ def equal_cost(curve: "pd.DataFrame", method_a: str, method_b: str, relevance_dr
         t = (rel[j - 1] - floor) / (rel[j - 1] - rel[j])
         rows.append((method, *(v[j - 1] + t * (v[j] - v[j - 1]) for v in (Lambda, rel, bias))))
     return pd.DataFrame(rows, columns=["method", "Lambda", "relevance", "bias"])
-
-
-def _bootstrap(values: np.ndarray, *, resamples: int, seed: int, confidence: float = 0.95) -> dict[str, np.ndarray]:
-    """Means and percentile intervals of ``values`` (rows = runs, columns = queries, NaN = not measured) under a
-    paired bootstrap: each resample draws query multiplicities once (a multinomial count vector) for every row,
-    and a row's resampled mean is ``counts @ values / counts @ measured`` over its measured queries."""
-    measured = ~np.isnan(values)
-    filled = np.where(measured, values, 0.0)
-    n = measured.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = filled.sum(axis=1) / n
-        counts = np.random.default_rng(seed).multinomial(values.shape[1], np.full(values.shape[1], 1 / values.shape[1]),
-                                                         size=resamples).astype(np.float64)
-        means = (counts @ filled.T) / (counts @ measured.T)  # (resamples, rows)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.nanpercentile(means, [tail, 100 - tail], axis=0)
-    return {"mean": mean, "low": low, "high": high, "n": n}
 
 
 def _at_cutoff(family: str, k: int):
