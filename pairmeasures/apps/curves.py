@@ -1,0 +1,229 @@
+"""The computations behind the audit's curves: bias against the cut-off k, and the relevance/bias trade-off
+of re-rankers over ``Lambda`` (with the cost-matched comparison of two methods).
+
+Everything is measured through ir_measures and the pairmeasures provider; nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyterrier as pt
+
+__all__ = ["cutoff_curves", "tradeoff_curve", "equal_cost"]
+
+#: PyTerrier's column names and the ones ir_measures reads.
+_IR_NAMES = {"qid": "query_id", "docno": "doc_id", "label": "relevance"}
+
+
+def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", families: Sequence[str],
+                  ks: Sequence[int] = range(1, 51)) -> "pd.DataFrame":
+    """Each bias measure family at each cut-off k, per system: columns ``system, measure, k, value, n``.
+
+    ``families`` are measure strings without a cut-off (``"Duo"``, ``"rKL"``, ``"Duo(step=2)"``); each is
+    evaluated as ``FAMILY@k`` with ``degenerate='exclude'`` unless the family sets ``degenerate`` itself, so
+    ``value`` is the mean over the ``n`` queries measured at that k. A cut-off at which no query could be
+    measured (e.g. ``Duo@2``: fewer than 3 documents) has no row. ``runs`` are PyTerrier result frames with
+    the side columns the measures read (``polarity``, ``group``, ``text``); one ``ir_measures`` evaluator
+    serves every system, with one ``iter_calc`` per system over all measures and cut-offs.
+    """
+    import ir_measures
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    from ..measures.base import DegenerateQueryWarning
+
+    ks = _checked_ks(ks)
+    if isinstance(families, str) or not families:
+        raise ValueError(f"families must be a non-empty list of measure strings such as ['Duo', 'rKL'], got {families!r}")
+    grid = [(family, k, _at_cutoff(family, k)) for family in families for k in ks]
+    position = {id(measure): i for i, (_, _, measure) in enumerate(grid)}
+    evaluator = ir_measures.evaluator([measure for _, _, measure in grid], _ir_frame(qrels, "qrels"))
+    frames = []
+    for system, run in tqdm(list(_checked_runs(runs).items()), desc="bias by cut-off", unit="system"):
+        with warnings.catch_warnings():  # every k of a family would warn; n counts the measured queries
+            warnings.simplefilter("ignore", DegenerateQueryWarning)
+            try:
+                metrics = list(evaluator.iter_calc(_ir_frame(run, f"run of system {system!r}")))
+            except ValueError as error:  # the provider's message names the measure and the column to add
+                raise ValueError(f"system {system!r}: {error}") from None
+        index = np.array([position.get(id(m.measure), -1) for m in metrics], dtype=np.int64)
+        if (index < 0).any():  # an evaluator that copied the measures: look them up by name instead
+            by_name = {str(measure): i for i, (_, _, measure) in enumerate(grid)}
+            index = np.array([by_name[str(m.measure)] for m in metrics], dtype=np.int64)
+        values = np.array([m.value for m in metrics], dtype=np.float64)
+        measured = ~np.isnan(values)
+        n = np.bincount(index[measured], minlength=len(grid))
+        total = np.bincount(index[measured], weights=values[measured], minlength=len(grid))
+        keep = n > 0
+        frames.append(pd.DataFrame({
+            "system": system,
+            "measure": [family for (family, _, _), kept in zip(grid, keep) if kept],
+            "k": [k for (_, k, _), kept in zip(grid, keep) if kept],
+            "value": total[keep] / n[keep],
+            "n": n[keep],
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
+                   methods: Mapping[str, Callable[[float], "pt.Transformer"]],
+                   lambdas: Sequence[float] = (0, .1, .25, .5, .75, .9, 1), relevance: str = "nDCG@10",
+                   bias: str = "Duo@10", seed: int = 0, resamples: int = 1000) -> "pd.DataFrame":
+    """Relevance and bias of each re-ranking method at each ``Lambda``, applied to ``base_run`` (no re-retrieval).
+
+    Columns ``method, Lambda, relevance, bias, relevance_low, relevance_high, bias_low, bias_high, n``:
+    ``relevance`` is the mean over the judged queries, ``bias`` the mean over the ``n`` queries it measured
+    (``degenerate='exclude'`` unless ``bias`` sets it); the 95% intervals come from
+    :func:`pairmeasures.analysis.paired_bootstrap` (the same resampled queries for every method and ``Lambda``,
+    seeded).
+    """
+    import ir_measures
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    from ..analysis import paired_bootstrap
+    from ..measures.base import DegenerateQueryWarning, PairMeasure
+
+    if not methods:
+        raise ValueError("methods must map at least one method name to a function Lambda -> transformer, "
+                         "e.g. {'DuoGreedy': lambda l: pm.DuoGreedy(Lambda=l, k=10)}")
+    lambdas = _checked_lambdas(lambdas)
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise ValueError(f"resamples must be a positive integer (bootstrap resamples, e.g. 1000), got {resamples!r}")
+    relevance_measure = ir_measures.parse_measure(relevance)
+    bias_measure = ir_measures.parse_measure(bias)
+    if not isinstance(bias_measure, PairMeasure):
+        raise ValueError(f"bias={bias!r} is not a pairmeasures bias measure; name one such as 'Duo@10' or 'rKL@10'")
+    if "degenerate" in bias_measure.SUPPORTED_PARAMS and "degenerate" not in bias_measure.params:
+        bias_measure = bias_measure(degenerate="exclude")
+    ir_qrels = _ir_frame(qrels, "qrels")
+    query_ids = np.asarray(pd.unique(ir_qrels["query_id"].astype(str)), dtype=object)
+    evaluator = ir_measures.evaluator([relevance_measure, bias_measure], ir_qrels)
+    rows, relevance_values, bias_values = [], [], []
+    todo = [(method, Lambda) for method in methods for Lambda in lambdas]
+    for method, Lambda in tqdm(todo, desc="trade-off curve", unit="run"):
+        reranker = methods[method](Lambda)
+        if not callable(getattr(reranker, "transform", None)):
+            raise ValueError(f"methods[{method!r}]({Lambda}) returned a {type(reranker).__name__}, not a PyTerrier "
+                             "transformer; give a function Lambda -> transformer")
+        reranked = reranker.transform(base_run)
+        with warnings.catch_warnings():  # every run of the curve would warn; n counts the measured queries
+            warnings.simplefilter("ignore", DegenerateQueryWarning)
+            per_query = pd.DataFrame(evaluator.iter_calc(_ir_frame(reranked, f"{method}({Lambda})'s output")))
+        per_query["measure"] = per_query["measure"].map(str)
+        table = per_query.pivot(index="query_id", columns="measure", values="value").reindex(query_ids)
+        relevance_values.append(table[str(relevance_measure)].to_numpy(dtype=np.float64))
+        bias_values.append(table[str(bias_measure)].to_numpy(dtype=np.float64))
+        rows.append((method, Lambda))
+    names = [f"{method}(Lambda={Lambda:g})" for method, Lambda in rows]
+    relevance_ci = paired_bootstrap(np.array(relevance_values), resamples=resamples, seed=seed, names=names)
+    bias_ci = paired_bootstrap(np.array(bias_values), resamples=resamples, seed=seed, names=names)
+    return pd.DataFrame({
+        "method": [method for method, _ in rows], "Lambda": [Lambda for _, Lambda in rows],
+        "relevance": relevance_ci["mean"], "bias": bias_ci["mean"],
+        "relevance_low": relevance_ci["low"], "relevance_high": relevance_ci["high"],
+        "bias_low": bias_ci["low"], "bias_high": bias_ci["high"], "n": bias_ci["n"],
+    })
+
+
+def equal_cost(curve: "pd.DataFrame", method_a: str, method_b: str, relevance_drop: float) -> "pd.DataFrame":
+    """The bias each method reaches at a relevance cost of at most ``relevance_drop`` (columns
+    ``method, Lambda, relevance, bias``; one row per method, ``method_a`` first).
+
+    Walking a method's curve from ``Lambda=1`` downwards, the point is where relevance first reaches
+    ``relevance(Lambda=1) - relevance_drop``, interpolated linearly between the measured Lambdas (Lambda and
+    bias alike); the lowest Lambda when relevance never falls that far.
+    """
+    import pandas as pd
+
+    if isinstance(relevance_drop, bool) or not isinstance(relevance_drop, (int, float)) or not relevance_drop >= 0:
+        raise ValueError(f"relevance_drop must be a number >= 0 (how much relevance may be lost), got {relevance_drop!r}")
+    missing = [c for c in ("method", "Lambda", "relevance", "bias") if c not in curve.columns]
+    if missing:
+        raise ValueError(f"the curve lacks the columns {missing}: pass tradeoff_curve(...)'s output")
+    rows = []
+    for method in (method_a, method_b):
+        points = curve[curve["method"] == method].sort_values("Lambda", ascending=False)
+        if len(points) == 0:
+            raise ValueError(f"the curve has no method {method!r}; it has {sorted(curve['method'].unique())}")
+        Lambda, rel, bias = (points[c].to_numpy(dtype=np.float64) for c in ("Lambda", "relevance", "bias"))
+        if Lambda[0] != 1:
+            raise ValueError(f"{method}'s curve has no point at Lambda=1 (the input order the cost is measured from); "
+                             "include 1 in tradeoff_curve(lambdas=...)")
+        floor = rel[0] - relevance_drop
+        below = np.flatnonzero(rel < floor)
+        if below.size == 0:
+            rows.append((method, Lambda[-1], rel[-1], bias[-1]))
+            continue
+        j = int(below[0])  # rel[j - 1] >= floor > rel[j]: interpolate inside that segment
+        t = (rel[j - 1] - floor) / (rel[j - 1] - rel[j])
+        rows.append((method, *(v[j - 1] + t * (v[j] - v[j - 1]) for v in (Lambda, rel, bias))))
+    return pd.DataFrame(rows, columns=["method", "Lambda", "relevance", "bias"])
+
+
+def _at_cutoff(family: str, k: int):
+    """``family@k`` parsed, with ``degenerate='exclude'`` unless the family sets it; a ValueError naming the family
+    when it is not a pairmeasures measure string without a cut-off."""
+    import ir_measures
+
+    from ..measures.base import PairMeasure
+
+    if not isinstance(family, str) or "@" in family:
+        raise ValueError(f"family {family!r}: give a measure name without a cut-off, e.g. 'Duo' or 'Duo(step=2)'; "
+                         "the curves add @k themselves")
+    try:
+        measure = ir_measures.parse_measure(f"{family}@{k}")
+    except (ValueError, NameError, TypeError, SyntaxError) as error:
+        raise ValueError(f"family {family!r} does not parse as a measure ({error}); e.g. 'Duo', 'rKL', 'TExFAIR'") from None
+    if not isinstance(measure, PairMeasure):
+        raise ValueError(f"family {family!r} is not a pairmeasures bias measure; e.g. 'Duo', 'rKL', 'TExFAIR'")
+    if "degenerate" in measure.SUPPORTED_PARAMS and "degenerate" not in measure.params:
+        measure = measure(degenerate="exclude")
+    return measure
+
+
+def _checked_ks(ks: Sequence[int]) -> list[int]:
+    ks = list(ks)
+    if not ks or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in ks):
+        raise ValueError(f"ks must be positive integer cut-offs such as range(1, 51), got {ks!r}")
+    return [int(k) for k in dict.fromkeys(ks)]
+
+
+def _checked_lambdas(lambdas: Sequence[float]) -> list[float]:
+    lambdas = list(lambdas)
+    if not lambdas or any(isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))
+                          or not 0 <= v <= 1 for v in lambdas):
+        raise ValueError(f"lambdas must be numbers in [0, 1] such as (0, 0.5, 1), got {lambdas!r}")
+    return [float(v) for v in dict.fromkeys(lambdas)]
+
+
+def _checked_runs(runs: Mapping[str, "pd.DataFrame"]) -> Mapping[str, "pd.DataFrame"]:
+    import pandas as pd
+
+    if not isinstance(runs, Mapping) or not runs:
+        raise ValueError("runs must map each system's name to its PyTerrier result frame, e.g. {'bm25': frame}")
+    for system, run in runs.items():
+        if not isinstance(run, pd.DataFrame):
+            raise ValueError(f"the run of system {system!r} is a {type(run).__name__}, not a PyTerrier result frame")
+    return runs
+
+
+def _ir_frame(frame: "pd.DataFrame", what: str) -> "pd.DataFrame":
+    """``frame`` with ir_measures' column names (``query_id, doc_id, relevance``) for PyTerrier's
+    (``qid, docno, label``); the other columns (side information) are kept."""
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"the {what} must be a DataFrame, got {type(frame).__name__}")
+    renames = {old: new for old, new in _IR_NAMES.items() if old in frame.columns and new not in frame.columns}
+    out = frame.rename(columns=renames)
+    for column in ("query_id", "doc_id"):
+        if column in out.columns and not pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].astype(str)
+    return out
