@@ -162,6 +162,31 @@ def _datasets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _audit(args: argparse.Namespace) -> int:
+    from ..analysis import SmallCellWarning
+    from .audit import DEFAULT_SYSTEMS, audit, default_dataset, leaderboard_text
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"pairmeasures audit: {category.__name__}: {message}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the dependencies' deprecations are not the user's business
+        warnings.simplefilter("always", SmallCellWarning)
+        warnings.showwarning = show
+        result = audit(args.dataset or default_dataset(), args.systems or list(DEFAULT_SYSTEMS), args.out,
+                       measures=args.measures, baseline=args.baseline, by=args.by, correction=args.correction,
+                       resamples=args.resamples, seed=args.seed, min_cell=args.min_cell, data=args.data,
+                       text=args.text, num_results=args.num_results, k=args.k, model=args.model,
+                       positive=args.positive, force=args.force, names=args.names, command=["pairmeasures", *sys.argv[1:]])
+    sys.stdout.write(leaderboard_text(result, args.format))
+    if args.format == "markdown":
+        print(f"\nArrows: bias measures ↓ lower is fairer, ↑ higher is fairer, ↕ signed (0 = balanced); 'n' columns count "
+              f"the queries measured. Report: {result['out'] / 'report.html'}")
+    else:
+        print(f"report: {result['out'] / 'report.html'}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .catalogue import families
 
@@ -256,6 +281,44 @@ def build_parser() -> argparse.ArgumentParser:
     datasets.add_argument("--data", default=None, metavar="DIR",
                           help="a mirror folder laid out like shared/data (default: $PAIRMEASURES_DATA)")
     datasets.set_defaults(run=_datasets)
+
+    from .audit import DEFAULT_SYSTEMS, help_epilog
+
+    auditing = commands.add_parser(
+        "audit", help="run retrieval systems over a bias benchmark: a leaderboard of relevance and bias",
+        description="Build each system from its spec, run it over the dataset's queries (runs cached), evaluate "
+                    "relevance and bias per query, test each system against the baseline, bootstrap confidence "
+                    "intervals, and write the leaderboard, per-query values, plots and report.html into --out.",
+        epilog=help_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    auditing.add_argument("--dataset", default=None, metavar="ID_OR_DIR",
+                          help="a pairmeasures dataset id (pair/procon, ...) or a BEIR-layout folder (default: the "
+                               "embedded demo corpus)")
+    auditing.add_argument("--data", default=None, metavar="DIR", help="mirror folder of dataset ids (default: $PAIRMEASURES_DATA)")
+    auditing.add_argument("--systems", nargs="+", default=None, metavar="SPEC",
+                          help=f"system specs, also the leaderboard's names (default: {' '.join(DEFAULT_SYSTEMS)})")
+    auditing.add_argument("--names", nargs="+", default=None, metavar="NAME", help="names for the systems, one per spec")
+    auditing.add_argument("--out", required=True, metavar="DIR", help="folder to write (must not exist, or an earlier audit with --force)")
+    auditing.add_argument("--force", action="store_true", help="replace --out when it holds an earlier audit")
+    auditing.add_argument("--measures", nargs="+", default=None, metavar="MEASURE",
+                          help="measure strings as in 'pairmeasures eval' (default: what the dataset supports)")
+    auditing.add_argument("--baseline", default=None, metavar="NAME", help="system compared against (default: the first)")
+    auditing.add_argument("--correction", default="holm", metavar="METHOD",
+                          help="multiple-testing correction, as pt.Experiment takes it (statsmodels names: holm, "
+                               "bonferroni, fdr_bh, ...; default holm)")
+    auditing.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
+    auditing.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    auditing.add_argument("--by", default=None, metavar="FIELD",
+                          help="break bias down by a query field (e.g. domain, category, topics)")
+    auditing.add_argument("--min-cell", type=int, default=10, metavar="N", help="warn about --by cells under N queries (default 10)")
+    auditing.add_argument("--text", choices=TEXT_FIELDS, default=None,
+                          help="document field(s) indexed, embedded and read by term measures (default: text; "
+                               "title+text for Grep-BiasIR)")
+    auditing.add_argument("--positive", default=None, metavar="LABEL", help="the label of polarity +1 when the labels are not pro/con-like")
+    auditing.add_argument("--model", default=None, help="sentence-transformers folder for dense stages and polarity (default: offline all-MiniLM-L6-v2)")
+    auditing.add_argument("--num-results", type=int, default=100, metavar="N", help="first-stage depth (default 100)")
+    auditing.add_argument("-k", type=int, default=10, help="default k of duogreedy(...) (default 10)")
+    auditing.add_argument("--format", choices=FORMATS, default="markdown", help="leaderboard format printed (default: markdown)")
+    auditing.set_defaults(run=_audit)
 
     cache = commands.add_parser("cache", help="show or clear the embedding cache",
                                 description="Show what the embedding cache holds, or delete entries (asks first).")
