@@ -309,24 +309,38 @@ def _per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFra
                              ignore_index=True)
 
 
-def _significance(runs: dict, profile: Profile, measures: dict, baseline: str, correction: str) -> dict:
-    """``{(system, measure): (p_value, reject)}`` from ``pt.Experiment`` against the baseline with the correction."""
+def _significance(runs: dict, profile: Profile, per_query: "pd.DataFrame", measures: dict, baseline: str,
+                  correction: str) -> dict:
+    """``{(system, measure): (p_value, reject)}`` from ``pt.Experiment`` against the baseline with the correction.
+
+    The paired test needs a value of every system on each query: a measure is tested over the queries every
+    system measured (all queries for relevance measures), one ``pt.Experiment`` call per distinct query set."""
+    import pandas as pd
     import pyterrier as pt
 
-    names = list(runs)
-    order = [baseline] + [n for n in names if n != baseline]
-    topics = __import__("pandas").DataFrame({"qid": list(profile.queries), "query": list(profile.queries.values())})
+    order = [baseline] + [n for n in runs if n != baseline]
+    counts = per_query.groupby(["measure", "qid"])["system"].nunique()
+    sets: dict = {}
+    for shown in measures:
+        common = tuple(sorted(q for q, n in counts[shown].items() if n == len(runs))) if shown in counts else ()
+        sets.setdefault(common, []).append(shown)
     qrels = profile.qrels.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        table = pt.Experiment([pt.Transformer.from_df(runs[n], uniform=False) for n in order], topics, qrels,
-                              eval_metrics=list(measures.values()), names=order, baseline=0, correction=correction)
     result = {}
-    for row in table.to_dict(orient="records"):
-        for shown, evaluated in measures.items():
-            p = row.get(f"{evaluated} p-value", math.nan)
-            reject = row.get(f"{evaluated} reject", False)
-            result[(row["name"], shown)] = (float(p) if p is not None else math.nan, bool(reject) if reject == reject else False)
+    for qids, group in sets.items():
+        if len(qids) < 2:
+            continue
+        topics = pd.DataFrame({"qid": list(qids), "query": [profile.queries[q] for q in qids]})
+        chosen = [measures[m] for m in group]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            table = pt.Experiment([pt.Transformer.from_df(runs[n], uniform=False) for n in order], topics,
+                                  qrels[qrels["qid"].isin(qids)], eval_metrics=chosen, names=order, baseline=0,
+                                  correction=correction)
+        for row in table.to_dict(orient="records"):
+            for shown in group:
+                p = row.get(f"{measures[shown]} p-value", math.nan)
+                p = math.nan if p is None else float(p)
+                result[(row["name"], shown)] = (p, bool(row.get(f"{measures[shown]} reject", False)) and not math.isnan(p))
     return result
 
 
@@ -431,7 +445,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
 
     with manifest.step("evaluate"):
         per_query = _per_query(runs, profile.qrels, shown)
-        significance = _significance(runs, profile, shown, baseline, correction)
+        significance = _significance(runs, profile, per_query, shown, baseline, correction)
     from ..analysis import SmallCellWarning, breakdown, summarize
 
     with manifest.step("statistics"):

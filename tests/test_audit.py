@@ -1,0 +1,193 @@
+"""``pairmeasures audit`` driven as a user does: the command as a subprocess on real folders and files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+DOCS = {  # query -> (doc, label, text)
+    "q1": [("a1", "pro", "Solar power is cheap and clean energy for everyone."),
+           ("a2", "con", "Solar panels fail in cloudy winters and cost too much."),
+           ("a3", "pro", "Sunlight is free, so solar energy saves money."),
+           ("a4", "con", "Solar farms destroy habitats and need rare metals.")],
+    "q2": [("b1", "pro", "School uniforms reduce bullying about clothes."),
+           ("b2", "con", "Uniforms limit the self-expression of pupils."),
+           ("b3", "pro", "Uniforms make mornings simpler for families."),
+           ("b4", "con", "Uniforms are expensive for poor families.")],
+    "q3": [("c1", "pro", "Homework builds discipline."), ("c2", "con", "Homework steals time for play."),
+           ("c3", "pro", "Homework helps pupils revise lessons."), ("c4", "con", "Homework widens gaps between families.")],
+}
+QUERIES = {"q1": ("Solar energy is worth it", "energy"), "q2": ("Schools should require uniforms", "school"),
+           "q3": ("Homework should be banned", "school")}
+
+
+def audit(*args: str, cache: Path, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PAIRMEASURES_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "pairmeasures", "audit", *args], capture_output=True, text=True,
+                          timeout=600, env=env)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    """A tiny BEIR folder with pro/con labels and a query field ``theme``."""
+    root = tmp_path / "debates"
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n"
+                                               for docs in DOCS.values() for d, _, t in docs))
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t, "theme": theme}) + "\n"
+                                                for q, (t, theme) in QUERIES.items()))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{q}\t{d}\t{1 if i % 2 == 0 else 0}\n" for q, docs in DOCS.items() for i, (d, _, _) in enumerate(docs)))
+    (root / "labels.tsv").write_text("query-id\tcorpus-id\tgroup\n" + "".join(
+        f"{q}\t{d}\t{g}\n" for q, docs in DOCS.items() for d, g, _ in docs))
+    return root
+
+
+def write_run(path: Path, order: dict) -> Path:
+    """A TREC run file: ``order`` maps each query to its ranked documents."""
+    path.write_text("".join(f"{q} Q0 {d} {r} {10 - r} test\n" for q, docs in order.items() for r, d in enumerate(docs)))
+    return path
+
+
+@pytest.fixture
+def runs(tmp_path) -> tuple[Path, Path]:
+    """Two run files; q3's second system ranks one document only (rKL has one group there: excluded)."""
+    clustered = write_run(tmp_path / "clustered.run", {"q1": ["a1", "a3", "a2", "a4"], "q2": ["b1", "b3", "b2", "b4"],
+                                                       "q3": ["c1", "c3", "c2", "c4"]})
+    mixed = write_run(tmp_path / "mixed.run", {"q1": ["a1", "a2", "a3", "a4"], "q2": ["b2", "b1", "b4", "b3"],
+                                               "q3": ["c2"]})
+    return clustered, mixed
+
+
+def test_leaderboard_schema_per_query_and_excluded(folder, runs, tmp_path):
+    out = tmp_path / "audit"
+    clustered, mixed = runs
+    done = audit("--dataset", str(folder), "--systems", f"run:{clustered}", f"run:{mixed}", "--names", "clustered",
+                 "mixed", "--measures", "nDCG@10", "rKL@10", "--resamples", "200", "--out", str(out), cache=tmp_path / "c")
+    assert "rKL@10 ↓" in done.stdout and "report.html" in done.stdout
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["dataset"] == str(folder) and set(board["systems"]) == {"clustered", "mixed"}
+    assert set(board["systems"]["mixed"]) == {"nDCG@10", "rKL@10"}
+    assert board["measures"]["rKL@10"]["direction"] == "lower-fairer"
+    assert board["measures"]["rKL@10"]["measured"] == {"clustered": 3, "mixed": 2}
+    assert board["measures"]["rKL@10"]["excluded"] == {"clustered": 0, "mixed": 1}
+    per_query = pd.read_csv(out / "per_query.csv", dtype={"qid": str})
+    assert list(per_query.columns) == ["system", "qid", "measure", "value"]
+    assert not per_query["value"].isna().any()
+    assert not ((per_query.system == "mixed") & (per_query.qid == "q3") & (per_query.measure == "rKL@10")).any()
+    means = per_query.groupby(["system", "measure"])["value"].mean()
+    for system, values in board["systems"].items():
+        for measure, value in values.items():
+            assert value == pytest.approx(means[(system, measure)])
+    summary = pd.read_csv(out / "summary.csv")
+    row = summary[(summary.system == "mixed") & (summary.measure == "rKL@10")].iloc[0]
+    assert row["n"] == 2 and row["excluded"] == 1 and row["low"] <= row["mean"] <= row["high"]
+    assert row["direction"] == "lower-fairer" and 0 <= row["p_value"] <= 1
+    assert board["baseline"] == "clustered" and pd.isna(summary[summary.system == "clustered"]["diff"]).all()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert set(manifest["dataset"]["files_sha256"]) == {"corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "labels.tsv"}
+    assert manifest["measures"]["rKL@10"]["evaluated"] == "rKL(degenerate='exclude',missing='skip')@10"
+    assert manifest["cache"] == {"hits": 0, "misses": 2, "systems": manifest["cache"]["systems"]}
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html and "http://" not in html and "https://" not in html
+    assert all(p.stat().st_size > 2000 for p in out.glob("*.png")) and len(list(out.glob("*.png"))) >= 2
+
+
+def test_cache_warm_rerun_and_what_invalidates(folder, runs, tmp_path):
+    cache, clustered = tmp_path / "c", runs[0]
+    args = ["--dataset", str(folder), "--systems", f"run:{clustered}", "--measures", "nDCG@10", "rKL@10",
+            "--resamples", "200", "--force"]
+
+    def hits():
+        return json.loads((tmp_path / "out" / "manifest.json").read_text())["cache"]
+
+    audit(*args, "--out", str(tmp_path / "out"), cache=cache)
+    assert hits()["misses"] == 1
+    audit(*args, "--out", str(tmp_path / "out"), cache=cache)
+    assert hits()["hits"] == 1 and hits()["misses"] == 0
+    qrels = folder / "qrels" / "test.tsv"
+    qrels.write_text(qrels.read_text().replace("q1\ta2\t0", "q1\ta2\t1"))  # evaluation changes, the run does not
+    audit(*args, "--out", str(tmp_path / "out"), cache=cache)
+    assert hits()["hits"] == 1
+    corpus = folder / "corpus.jsonl"
+    corpus.write_text(corpus.read_text().replace("cheap", "affordable"))
+    audit(*args, "--out", str(tmp_path / "out"), cache=cache)
+    assert hits()["misses"] == 1
+
+
+@pytest.mark.parametrize("problem, args, message", [
+    ("bad spec", ["--systems", "bm25>>"], "empty stage"),
+    ("unknown stage", ["--systems", "bm25>>frobnicate(1)"], "unknown stage"),
+    ("unknown dataset", ["--dataset", "pair/nonexistent"], "known datasets"),
+    ("missing run file", ["--systems", "run:/nonexistent.run"], "does not exist"),
+    ("bad baseline", ["--baseline", "nobody"], "--baseline"),
+    ("bad by", ["--by", "colour"], "no query field 'colour'"),
+])
+def test_errors_leave_no_folder(folder, runs, tmp_path, problem, args, message):
+    out = tmp_path / "audit"
+    base = {"--dataset": str(folder), "--systems": f"run:{runs[0]}"}
+    for flag, value in zip(args[::2], args[1::2]):
+        base[flag] = value
+    done = audit(*[x for pair in base.items() for x in pair], *args[2:], "--measures", "nDCG@10", "--out", str(out),
+                 cache=tmp_path / "c", check=False)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".audit")]
+
+
+def test_unreadable_run_file_and_foreign_folder(folder, tmp_path):
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 a1 0 not-a-score test\n")
+    out = tmp_path / "audit"
+    done = audit("--dataset", str(folder), "--systems", f"run:{bad}", "--out", str(out), cache=tmp_path / "c", check=False)
+    assert done.returncode == 2 and "bad.run" in done.stderr and not out.exists()
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    done = audit("--dataset", str(folder), "--systems", f"run:{bad}", "--out", str(out), "--force", cache=tmp_path / "c",
+                 check=False)
+    assert done.returncode == 2 and "not an earlier audit" in done.stderr and (out / "mine.txt").read_text() == "keep"
+
+
+def test_by_baseline_formats(folder, runs, tmp_path):
+    clustered, mixed = runs
+    out = tmp_path / "audit"
+    done = audit("--dataset", str(folder), "--systems", f"run:{clustered}", f"run:{mixed}", "--names", "c", "m",
+                 "--baseline", "m", "--by", "theme", "--min-cell", "2", "--measures", "nDCG@10", "rKL@10",
+                 "--resamples", "200", "--format", "json", "--out", str(out), cache=tmp_path / "c")
+    rows = json.loads(done.stdout)
+    assert [r["system"] for r in rows] == ["c", "m"] and "rKL@10 ↓" in rows[0]
+    assert "SmallCellWarning" in done.stderr
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["baseline"] == "m" and board["by"]["field"] == "theme"
+    cells = pd.read_csv(out / "by_theme.csv")
+    school = cells[(cells.value == "school") & (cells.system == "c") & (cells.measure == "rKL@10")].iloc[0]
+    assert school["n"] == 2
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary[summary.system == "m"]["diff"].isna().all() and summary[summary.system == "c"]["diff"].notna().all()
+    assert list(out.glob("by_theme_*.png"))
+    done = audit("--dataset", str(folder), "--systems", f"run:{clustered}", "--measures", "nDCG@10", "--format", "csv",
+                 "--out", str(tmp_path / "csv"), "--resamples", "200", cache=tmp_path / "c")
+    assert done.stdout.splitlines()[0] == "system,nDCG@10 ↑"
+
+
+def test_procon_pipelines_with_duo(procon_subset, tmp_path):
+    """BM25, BM25 >> dense and >> DuoGreedy on four ProCon debates: the demo audit's systems."""
+    out = tmp_path / "audit"
+    done = audit("--dataset", str(procon_subset), "--systems", "bm25", "bm25>>dense>>duogreedy(0.0)",
+                 "--resamples", "200", "--out", str(out), cache=tmp_path / "c")
+    assert "Duo@10 ↓" in done.stdout
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert set(board["systems"]["bm25"]) == {"nDCG@1", "nDCG@10", "R@100", "Duo@10", "rND@10", "rKL@10", "rRD@10"}
+    assert board["systems"]["bm25>>dense>>duogreedy(0.0)"]["Duo@10"] < board["systems"]["bm25"]["Duo@10"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "labelled documents" in manifest["side_columns"]["polarity"] and manifest["embedding_model"]["key"]
