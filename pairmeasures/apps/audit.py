@@ -18,7 +18,7 @@ import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..analysis.manifest import Manifest, sha256_file
 
@@ -196,9 +196,10 @@ def _polarity_model(profile: Profile, positive: Optional[str], embedder):
 
     from ..sideinfo.polarity import FitSet, PolarityModel
 
-    if profile.perspectives:
-        frame = pd.DataFrame({"qid": profile.labels["query_id"], "label": profile.labels["group"],
-                              "text": [profile.texts[d] for d in profile.labels["doc_id"]]})
+    labels = profile.labels
+    if labels is not None and profile.perspectives:
+        frame = pd.DataFrame({"qid": labels["query_id"], "label": labels["group"],
+                              "text": [profile.texts[d] for d in labels["doc_id"]]})
         fit = FitSet.from_frame(frame, positive=positive)
         return PolarityModel(fit, embedder=embedder), (f"per-query axis fitted on the labelled documents "
                                                        f"({' vs '.join(profile.perspectives)}; positive {fit.positive!r})")
@@ -269,7 +270,7 @@ def _runs(systems: dict, profile: Profile, context, scorer, manifest: Manifest, 
             manifest.cached(name, True, key or "")
             continue
         with manifest.step(f"run {name}"):
-            run = pipelines[name](topics)
+            run = pipelines[name].transform(topics)
             keep = [c for c in ("qid", "docno", "score", "rank") if c in run.columns]
             run = _annotate(run[keep], profile, scorer, polarity)
         manifest.cached(name, False, key or "not cached: user code (module:attr)")
@@ -390,7 +391,6 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     Returns ``{"leaderboard": frame, "summary": frame, "out": path, "manifest": dict}``. Every input is
     checked before the long work; the folder appears only when everything was written.
     """
-    import pandas as pd
 
     from ..pipelines.specs import SystemContext, canonical_spec, parse_spec
     from ..sideinfo.embed import Embedder
@@ -534,7 +534,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
 def _term_list_hash() -> str:
     from ..sideinfo.termlists import Lexicon
 
-    return Lexicon.load("gender").fingerprint()
+    return Lexicon.load("gender").fingerprint
 
 
 def _plots(work: Path, summary, cells, runs, profile, shown, directions, specs, scorer) -> list:
