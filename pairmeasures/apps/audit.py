@@ -256,15 +256,20 @@ def _runs(systems: dict, profile: Profile, context, scorer, manifest: Manifest, 
     from ..pipelines.specs import build_system
 
     topics = pd.DataFrame({"qid": list(profile.queries), "query": list(profile.queries.values())})
-    pipelines = {name: build_system(spec, context) for name, spec in systems.items()}  # every spec checked first
     folder = _run_cache()
-    runs = {}
-    for name, spec in tqdm(systems.items(), desc="systems", unit="system", leave=False):
+    keys = {}
+    for name, spec in systems.items():
         identity = _spec_key(spec)
-        key = None if identity is None else hashlib.sha256(json.dumps(
+        keys[name] = None if identity is None else hashlib.sha256(json.dumps(
             [RUNS_FORMAT, __version__, identity, profile.run_key(), context.num_results, context.k, context.model,
              scorer.model.embedder.key if polarity else None, _fit_key(scorer) if polarity else None]).encode()).hexdigest()
-        path = None if key is None else folder / f"{key[:32]}.pkl"
+    paths = {name: None if key is None else folder / f"{key[:32]}.pkl" for name, key in keys.items()}
+    # every spec is built (so checked) before any runs; a warm audit whose runs are all cached builds none
+    pipelines = {} if all(p is not None and p.is_file() for p in paths.values()) else \
+        {name: build_system(spec, context) for name, spec in systems.items()}
+    runs = {}
+    for name in tqdm(list(systems), desc="systems", unit="system", leave=False):
+        key, path = keys[name], paths[name]
         if path is not None and path.is_file():
             runs[name] = pd.read_pickle(path).assign(text=lambda f: [profile.texts[d] for d in f["docno"]])
             manifest.cached(name, True, key or "")
@@ -469,8 +474,9 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     parent = out.parent
     work = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out.name}.", suffix=".tmp"))
     try:
-        with manifest.step("write"):
+        with manifest.step("plots"):
             images = _plots(work, summary, cells, runs, profile, shown, directions, specs, scorer) if plots else []
+        with manifest.step("write"):
             document = {
                 "dataset": profile.name,
                 "systems": {s: {m: _json_safe(float(v)) for m, v in zip(part["measure"], part["mean"])}
