@@ -229,7 +229,8 @@ def test_pipelines_in_experiment(toy):
                run >> pm.BiasedOrdering("most", pole=-1)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
-        table = pt.Experiment(systems, toy.topics, toy.qrels, eval_metrics=[nDCG @ 5, pm.Duo @ 5], names=["run", "exact", "greedy", "con"])
+        table = pt.Experiment(systems, toy.topics, toy.qrels, eval_metrics=[nDCG @ 5, pm.Duo @ 5], names=["run", "exact", "greedy", "con"],
+                              plan="tree")
     duo5 = table.set_index("name")["Duo@5"]
     assert duo5["exact"] == pytest.approx(0.0) and duo5["con"] == pytest.approx(1.0)
     assert duo5["exact"] <= duo5["greedy"] < duo5["run"]
