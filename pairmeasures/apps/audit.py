@@ -327,8 +327,8 @@ def _memo(kind: str, parts: Any, compute: Callable[[], Any], manifest: Manifest)
             return value
     value = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(handle, "wb") as stream:
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(descriptor, "wb") as stream:
         pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(temporary, path)
     manifest.cache.setdefault("evaluations", {})[kind] = "miss"
@@ -831,7 +831,7 @@ def help_epilog() -> str:
 def default_dataset() -> str:
     """The embedded demo corpus (a BEIR-layout folder shipped with the package)."""
     try:
-        from ..demo import debates_dir  # type: ignore[attr-defined]
+        from ..demo import debates_dir
     except ImportError:
         raise ValueError("this install has no embedded demo corpus; pass --dataset ID_OR_DIR") from None
     return str(debates_dir())
