@@ -8,7 +8,7 @@ PIP_FLAGS := --quiet --disable-pip-version-check
 .PHONY: demo test benchmarks clean
 
 demo: $(VENV)/.installed
-	$(VENV)/bin/pairmeasures demo
+	$(VENV)/bin/pairmeasures audit --out demo-audit --force
 
 test: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/ruff check .

@@ -98,7 +98,8 @@ def test_leaderboard_schema_per_query_and_excluded(folder, runs, tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert set(manifest["dataset"]["files_sha256"]) == {"corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "labels.tsv"}
     assert manifest["measures"]["rKL@10"]["evaluated"] == "rKL(degenerate='exclude',missing='skip')@10"
-    assert manifest["cache"] == {"hits": 0, "misses": 2, "systems": manifest["cache"]["systems"]}
+    assert manifest["cache"]["hits"] == 0 and manifest["cache"]["misses"] == 2
+    assert set(manifest["cache"]["evaluations"].values()) == {"miss"}
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "http://" not in html and "https://" not in html
     assert all(p.stat().st_size > 2000 for p in out.glob("*.png")) and len(list(out.glob("*.png"))) >= 2
@@ -114,12 +115,15 @@ def test_cache_warm_rerun_and_what_invalidates(folder, runs, tmp_path):
 
     audit(*args, "--out", str(tmp_path / "out"), cache=cache)
     assert hits()["misses"] == 1
+    before = (tmp_path / "out" / "per_query.csv").read_text()
     audit(*args, "--out", str(tmp_path / "out"), cache=cache)
     assert hits()["hits"] == 1 and hits()["misses"] == 0
+    assert set(hits()["evaluations"].values()) == {"hit"} and (tmp_path / "out" / "per_query.csv").read_text() == before
     qrels = folder / "qrels" / "test.tsv"
-    qrels.write_text(qrels.read_text().replace("q1\ta2\t0", "q1\ta2\t1"))  # evaluation changes, the run does not
+    qrels.write_text(qrels.read_text().replace("q1\ta1\t1", "q1\ta1\t0"))  # evaluation changes, the run does not
     audit(*args, "--out", str(tmp_path / "out"), cache=cache)
-    assert hits()["hits"] == 1
+    assert hits()["hits"] == 1 and hits()["evaluations"]["evaluate"] == "miss"
+    assert (tmp_path / "out" / "per_query.csv").read_text() != before
     corpus = folder / "corpus.jsonl"
     corpus.write_text(corpus.read_text().replace("cheap", "affordable"))
     audit(*args, "--out", str(tmp_path / "out"), cache=cache)
@@ -191,3 +195,74 @@ def test_procon_pipelines_with_duo(procon_subset, tmp_path):
     assert board["systems"]["bm25>>dense>>duogreedy(0.0)"]["Duo@10"] < board["systems"]["bm25"]["Duo@10"]
     manifest = json.loads((out / "manifest.json").read_text())
     assert "labelled documents" in manifest["side_columns"]["polarity"] and manifest["embedding_model"]["key"]
+
+
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory) -> Path:
+    """One cache folder for the tests that embed the demo corpus, so it is embedded once per session."""
+    return tmp_path_factory.mktemp("pmcache")
+
+
+def test_demo_audit_default_systems_tradeoff_and_warm_rerun(shared_cache, tmp_path):
+    """``pairmeasures audit --out DIR``: the embedded demo corpus, bm25, bm25>>dense, bm25>>dense>>duogreedy(0.5)."""
+    out = tmp_path / "demo"
+    done = audit("--out", str(out), cache=shared_cache)
+    assert "[info]" not in done.stdout + done.stderr and "Loading weights" not in done.stderr
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert list(board["systems"]) == ["bm25", "bm25>>dense", "bm25>>dense>>duogreedy(0.5)"]
+    trade = board["tradeoff"]
+    assert trade["relevance"] == "nDCG@10" and trade["bias"].startswith("Duo(") and trade["bias"].endswith("@10")
+    system = trade["systems"]["bm25>>dense>>duogreedy(0.5)"]
+    assert system["base"] == "bm25>>dense" and system["k"] == 10
+    assert set(system["equal_cost"]) == {"0.01", "0.02", "0.05"}
+    for point in system["equal_cost"].values():
+        assert set(point) == {"DuoGreedy", "MMR"}
+    curve = pd.read_csv(out / "tradeoff.csv")
+    assert sorted(curve["Lambda"].unique()) == [0, .1, .25, .5, .75, .9, 1] and set(curve["method"]) == {"DuoGreedy", "MMR"}
+    at = curve.set_index(["method", "Lambda"])
+    # Lambda = 1 keeps the base order (both methods); DuoGreedy at 0.5 is the audited system itself
+    assert at.loc[("DuoGreedy", 1.0), "relevance"] == pytest.approx(board["systems"]["bm25>>dense"]["nDCG@10"])
+    assert at.loc[("MMR", 1.0), "bias"] == pytest.approx(at.loc[("DuoGreedy", 1.0), "bias"])
+    assert at.loc[("DuoGreedy", 0.5), "bias"] == pytest.approx(board["systems"]["bm25>>dense>>duogreedy(0.5)"]["Duo@10"])
+    assert at.loc[("DuoGreedy", 0.0), "bias"] < at.loc[("DuoGreedy", 1.0), "bias"]
+    pngs = {p.name for p in out.glob("*.png")}
+    assert {"tradeoff.png", "bias_by_cutoff.png", "relevance_vs_Duo_10.png"} <= pngs
+    assert all((out / name).read_bytes().startswith(b"\x89PNG") for name in pngs)
+    html = (out / "report.html").read_text()
+    assert "DuoGreedy vs MMR" in html and html.count("data:image/png;base64,") == len(pngs)
+    manifest = json.loads((out / "manifest.json").read_text())
+    timings = manifest["timings_s"]
+    assert 0 <= timings["embedding"] <= timings["total"] and timings["total"] > 0
+    assert manifest["tradeoff"]["systems"]["bm25>>dense>>duogreedy(0.5)"]["base_run"] == "bm25>>dense"
+
+    done = audit("--out", str(out), "--force", cache=shared_cache)  # warm: everything from the caches
+    again = json.loads((out / "manifest.json").read_text())
+    assert again["cache"]["misses"] == 0 and set(again["cache"]["evaluations"].values()) == {"hit"}
+    assert again["timings_s"]["embedding"] == 0
+    assert json.loads((out / "leaderboard.json").read_text()) == board
+
+
+def test_module_attr_system_and_no_tradeoff(folder, runs, tmp_path):
+    """A user's pt.Transformer named module:attr: run each time (not cached), evaluated like any system."""
+    package = tmp_path / "mine"
+    package.mkdir()
+    (package / "mysystems.py").write_text(
+        "import pandas as pd, pyterrier as pt\n"
+        f"RUN = pd.read_csv({str(runs[1])!r}, sep=' ', names=['qid', 'Q0', 'docno', 'rank', 'score', 'tag'], dtype=str)\n"
+        "RUN['score'] = RUN['score'].astype(float)\n"
+        "def build():\n"
+        "    return pt.Transformer.from_df(RUN[['qid', 'docno', 'score']], uniform=False)\n")
+    out = tmp_path / "audit"
+    env_path = f"{package}{os.pathsep}{ROOT}"
+    done = subprocess.run([sys.executable, "-m", "pairmeasures", "audit", "--dataset", str(folder), "--systems",
+                           f"run:{runs[1]}", "mysystems:build", "--names", "file", "mine", "--measures", "nDCG@10",
+                           "rKL@10", "--resamples", "200", "--no-tradeoff", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PAIRMEASURES_CACHE_DIR": str(tmp_path / "c"), "PYTHONPATH": env_path})
+    assert done.returncode == 0, done.stderr
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["systems"]["mine"] == pytest.approx(board["systems"]["file"]) and board["tradeoff"] is None
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["cache"]["systems"]["mine"]["hit"] is False
+    assert manifest["cache"]["evaluations"]["evaluate"].startswith("not cached")
+    assert not (out / "tradeoff.csv").exists()

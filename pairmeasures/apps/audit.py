@@ -3,8 +3,10 @@
 Composes the lower layers: a dataset profile (topics, qrels, gold labels, polarity model, query fields),
 systems built from specs (:mod:`pairmeasures.pipelines.specs`) with their runs cached on disk, per-query
 values through ``ir_measures``, significance through ``pt.Experiment``, bootstrap intervals and
-breakdowns (:mod:`pairmeasures.analysis`), plots and a self-contained HTML report. Everything is written
-into a temporary folder beside ``--out`` and renamed into place at the end.
+breakdowns (:mod:`pairmeasures.analysis`), the DuoGreedy-vs-MMR trade-off (:mod:`pairmeasures.apps.curves`),
+plots and a self-contained HTML report. Everything is written into a temporary folder beside ``--out`` and
+renamed into place at the end. Evaluation outputs and PNGs are cached by the content they derive from (run keys,
+qrels, measure strings, seeds), so a warm re-run loads no model, index or plotting library.
 """
 
 from __future__ import annotations
@@ -13,19 +15,22 @@ import hashlib
 import json
 import math
 import os
+import pickle
 import shutil
 import tempfile
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from ..analysis.manifest import Manifest, sha256_file
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Profile", "load_profile", "default_measures", "audit", "DEFAULT_SYSTEMS", "MANIFEST", "RUNS_FORMAT"]
+__all__ = ["Profile", "load_profile", "default_measures", "audit", "DEFAULT_SYSTEMS", "DEFAULT_LAMBDAS", "MANIFEST",
+           "RUNS_FORMAT", "EVALUATIONS_FORMAT"]
 
 #: The systems of ``pairmeasures audit`` without ``--systems`` (the demo audit).
 DEFAULT_SYSTEMS = ("bm25", "bm25>>dense", "bm25>>dense>>duogreedy(0.5)")
@@ -33,6 +38,12 @@ DEFAULT_SYSTEMS = ("bm25", "bm25>>dense", "bm25>>dense>>duogreedy(0.5)")
 MANIFEST = "manifest.json"
 #: Version of the cached run files; a change makes earlier ones unused.
 RUNS_FORMAT = 1
+#: Version of the cached evaluation outputs and PNGs; a change makes earlier ones unused.
+EVALUATIONS_FORMAT = 1
+#: The Lambdas of the DuoGreedy-vs-MMR trade-off curve without ``--lambdas``.
+DEFAULT_LAMBDAS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
+#: Relevance drops at which the trade-off compares the two methods' bias (:func:`~pairmeasures.apps.curves.equal_cost`).
+EQUAL_COST_DROPS = (0.01, 0.02, 0.05)
 #: Labels that mark a term-based (gender) benchmark: the term measures apply.
 _GENDER_GROUPS = {"female", "male"}
 _ARROWS = {"lower-fairer": "↓", "higher-fairer": "↑", "signed": "↕", "higher-better": "↑"}
@@ -247,8 +258,9 @@ def _annotate(run: "pd.DataFrame", profile: Profile, scorer, polarity: bool) -> 
     return run
 
 
-def _runs(systems: dict, profile: Profile, context, scorer, manifest: Manifest, polarity: bool) -> dict:
-    """Each system's annotated run, from the run cache or built and run now (with a progress bar)."""
+def _runs(systems: dict, profile: Profile, context, scorer, manifest: Manifest, polarity: bool) -> tuple[dict, dict]:
+    """Each system's annotated run, from the run cache or built and run now (with a progress bar), and each run's
+    cache key (None for user code)."""
     import pandas as pd
     from tqdm.auto import tqdm
 
@@ -286,7 +298,62 @@ def _runs(systems: dict, profile: Profile, context, scorer, manifest: Manifest, 
             run.drop(columns=["text"]).to_pickle(temporary)
             os.replace(temporary, path)
         runs[name] = run
-    return runs
+    return runs, keys
+
+
+def _memo(kind: str, parts: Any, compute: Callable[[], Any], manifest: Manifest) -> Any:
+    """``compute()``, or its result cached under the cache folder's ``evaluations/`` by ``kind`` and ``parts`` (what
+    it derives from: run keys, the qrels' content, measure strings, seeds). Parts holding None (a run of user code)
+    are not cached."""
+    from .. import __version__
+
+    def unkeyed(value) -> bool:
+        return value is None or (isinstance(value, (list, tuple)) and any(map(unkeyed, value))) or \
+            (isinstance(value, dict) and any(map(unkeyed, value.values())))
+
+    if unkeyed(parts):
+        manifest.cache.setdefault("evaluations", {})[kind] = "not cached: user code (module:attr)"
+        return compute()
+    key = hashlib.sha256(json.dumps([EVALUATIONS_FORMAT, __version__, kind, parts], default=str).encode()).hexdigest()
+    path = _run_cache().parent / "evaluations" / f"{_file_name(kind)}-{key[:32]}.pkl"
+    if path.is_file():
+        try:
+            with open(path, "rb") as handle:
+                value = pickle.load(handle)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            pass  # unreadable (an interrupted write, another version's classes): computed again below
+        else:
+            manifest.cache.setdefault("evaluations", {})[kind] = "hit"
+            return value
+    value = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(descriptor, "wb") as stream:
+        pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(temporary, path)
+    manifest.cache.setdefault("evaluations", {})[kind] = "miss"
+    return value
+
+
+def _content_key(value) -> str:
+    """A key of a value's content: frames by their columns and values (not their memory layout), in lists, tuples
+    and dicts too."""
+    import pandas as pd
+
+    def plain(item):
+        if isinstance(item, pd.DataFrame):
+            try:
+                values = pd.util.hash_pandas_object(item, index=False).to_numpy().tobytes().hex()
+            except TypeError:  # unhashable cells (lists): their text
+                values = item.to_csv(index=False)
+            return ["frame", list(map(str, item.columns)), list(map(str, item.dtypes)), values]
+        if isinstance(item, (list, tuple)):
+            return [plain(v) for v in item]
+        if isinstance(item, dict):
+            return [[str(k), plain(v)] for k, v in item.items()]
+        return item
+
+    return hashlib.sha256(json.dumps(plain(value), default=str).encode()).hexdigest()
 
 
 def _fit_key(scorer) -> str:
@@ -390,16 +457,23 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
           correction: str = "holm", resamples: int = 10_000, seed: int = 0, min_cell: int = 10,
           data: Optional[str | os.PathLike] = None, text: Optional[str] = None, num_results: int = 100, k: int = 10,
           model: Optional[str] = None, positive: Optional[str] = None, force: bool = False,
-          names: Optional[Sequence[str]] = None, plots: bool = True, command: Optional[list] = None) -> dict:
+          names: Optional[Sequence[str]] = None, plots: bool = True, tradeoff: bool = True,
+          lambdas: Sequence[float] = DEFAULT_LAMBDAS, command: Optional[list] = None) -> dict:
     """Run ``systems`` (specs; ``names`` default to the specs) over ``dataset`` and write the audit into ``out``.
 
-    Returns ``{"leaderboard": frame, "summary": frame, "out": path, "manifest": dict}``. Every input is
-    checked before the long work; the folder appears only when everything was written.
+    With ``tradeoff``, each system with a ``duogreedy(...)`` stage also gets the DuoGreedy-vs-MMR trade-off over
+    ``lambdas``, re-ranking the run of the spec before that stage. Returns ``{"leaderboard": frame, "summary":
+    frame, "tradeoff": frame or None, "out": path, "manifest": dict}``. Every input is checked before the long
+    work; the folder appears only when everything was written.
     """
+    started = time.perf_counter()
 
     from ..pipelines.specs import SystemContext, canonical_spec, parse_spec
     from ..sideinfo.embed import Embedder
+    from .curves import _checked_lambdas
     from .evaluate import parse_measures
+
+    embedding_before = Embedder.total_embed_seconds
 
     manifest = Manifest(command=list(command) if command is not None else Manifest().command)
     out = Path(out).expanduser()
@@ -423,6 +497,11 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
         raise ValueError(f"--baseline {baseline!r} is not one of the systems: {', '.join(names)}")
     if resamples < 100:
         raise ValueError(f"--resamples must be at least 100, got {resamples}")
+    lambdas = _checked_lambdas(lambdas)
+    if tradeoff and 1.0 not in lambdas:
+        raise ValueError(f"--lambdas {' '.join(f'{v:g}' for v in lambdas)}: include 1 (the base ranking the relevance "
+                         "cost is measured from)")
+    bases = _tradeoff_bases(specs) if tradeoff else {}
     with manifest.step("dataset"):
         profile = load_profile(dataset, data, text)
     if by is not None and by not in profile.fields:
@@ -446,15 +525,27 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     from ..pipelines.polarity import PolarityScorer
 
     scorer = PolarityScorer(polarity_model, errors="skip") if polarity_model is not None else None
-    runs = _runs(specs, profile, context, scorer, manifest, uses_polarity)
+    canonical = {canonical_spec(spec): name for name, spec in specs.items()}
+    hidden = {f"base {base}": base for base, _ in bases.values() if canonical_spec(base) not in canonical}
+    everything, run_keys = _runs({**specs, **hidden}, profile, context, scorer, manifest, uses_polarity)
+    runs = {name: everything[name] for name in specs}
+    base_names = {name: canonical.get(canonical_spec(base), f"base {base}") for name, (base, _) in bases.items()}
 
+    qrels_key = _content_key(profile.qrels)
+    evaluated = [str(m) for m in shown.values()]
+    keys = {name: run_keys[name] for name in specs}
     with manifest.step("evaluate"):
-        per_query = _per_query(runs, profile.qrels, shown)
-        significance = _significance(runs, profile, per_query, shown, baseline, correction)
+        def evaluate() -> tuple:
+            table = _per_query(runs, profile.qrels, shown)
+            return table, _significance(runs, profile, table, shown, baseline, correction)
+
+        per_query, significance = _memo("evaluate", [keys, qrels_key, evaluated, baseline, correction], evaluate, manifest)
     from ..analysis import SmallCellWarning, breakdown, summarize
 
     with manifest.step("statistics"):
-        summary = summarize(per_query, baseline=baseline, resamples=resamples, seed=seed, topics=list(profile.queries))
+        summary = _memo("summary", [keys, qrels_key, evaluated, baseline, resamples, seed, list(profile.queries)],
+                        lambda: summarize(per_query, baseline=baseline, resamples=resamples, seed=seed,
+                                          topics=list(profile.queries)), manifest)
         summary["p_value"] = [significance.get((s, m), (math.nan, False))[0] if s != baseline else math.nan
                               for s, m in zip(summary["system"], summary["measure"])]
         summary["reject"] = [significance.get((s, m), (math.nan, False))[1] if s != baseline else False
@@ -463,19 +554,36 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
         cells = None
         small: list = []
         if by is not None:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", SmallCellWarning)
-                cells = breakdown(per_query, profile.fields[by], field=by, min_size=min_cell)
-            small = [str(w.message) for w in caught if issubclass(w.category, SmallCellWarning)]
+            def cut() -> tuple:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", SmallCellWarning)
+                    table = breakdown(per_query, profile.fields[by], field=by, min_size=min_cell)
+                return table, [str(w.message) for w in caught if issubclass(w.category, SmallCellWarning)]
+
+            cells, small = _memo("breakdown", [keys, qrels_key, evaluated, by, min_cell, _content_key(profile.fields[by])],
+                                 cut, manifest)
             for message in small:
                 warnings.warn(message, SmallCellWarning, stacklevel=2)
     leaderboard = _leaderboard_table(summary, shown, directions)
+    families = {str(shown[m]).rsplit("@", 1)[0]: m.rsplit("@", 1)[0] for m, d in directions.items() if d != "higher-better"}
+    curves = None
+    if plots and families:
+        with manifest.step("cut-off curves"):
+            curves = _memo("cutoff curves", [keys, qrels_key, list(families)],
+                           lambda: _cutoff_curves(runs, profile, families), manifest)
+    trade = None
+    if bases:
+        with manifest.step("trade-off"):
+            relevance, bias = "nDCG@10", next((str(shown[m]) for m in shown if m.split("(")[0].split("@")[0] == "Duo"),
+                                              str(_evaluated(parse_measures(["Duo@10"])[0])))
+            trade = _tradeoff(bases, base_names, everything, run_keys, profile, qrels_key, relevance, bias, lambdas,
+                              seed, resamples, context, manifest)
 
     parent = out.parent
     work = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out.name}.", suffix=".tmp"))
     try:
         with manifest.step("plots"):
-            images = _plots(work, summary, cells, runs, profile, shown, directions, specs, scorer) if plots else []
+            images = _plots(work, summary, cells, curves, trade, shown, directions, manifest) if plots else []
         with manifest.step("write"):
             document = {
                 "dataset": profile.name,
@@ -490,12 +598,15 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                 "by": None if cells is None else {"field": by, "min_cell": min_cell, "small_cells": small,
                                                    "cells": _json_safe(cells.to_dict(orient="records"))},
                 "specs": specs,
+                "tradeoff": None if trade is None else _tradeoff_document(trade),
             }
             (work / "leaderboard.json").write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
             per_query.to_csv(work / "per_query.csv", index=False)
             summary.to_csv(work / "summary.csv", index=False)
             if cells is not None:
                 cells.to_csv(work / f"by_{by}.csv", index=False)
+            if trade is not None:
+                trade["curve"].to_csv(work / "tradeoff.csv", index=False)
             from .tables import render
 
             (work / "leaderboard.md").write_text(render(leaderboard, "markdown"))
@@ -508,6 +619,9 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                                 f"p-values from pt.Experiment against {baseline}, {correction} correction.",
                                 tables=[("summary", summary)]),
                         Section("Plots", images=images)]
+            if trade is not None:
+                sections.insert(2, _tradeoff_section(trade, [i for i in images if i[1].name.startswith("tradeoff")]))
+                sections[-1] = Section("Plots", images=[i for i in images if not i[1].name.startswith("tradeoff")])
             if cells is not None:
                 sections.insert(2, Section(f"By {by}", "\n".join(small), tables=[(f"means by {by}", cells)]))
             write_report(work / "report.html", f"pairmeasures audit: {profile.name}", sections)
@@ -526,7 +640,13 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                 "statistics": {"baseline": baseline, "correction": correction, "resamples": resamples, "seed": seed,
                                "by": by, "min_cell": min_cell},
                 "context": {"num_results": num_results, "k": k, "model": model},
+                "tradeoff": None if trade is None else {
+                    "lambdas": lambdas, "relevance": trade["relevance"], "bias": trade["bias"],
+                    "equal_cost_drops": list(EQUAL_COST_DROPS),
+                    "systems": {name: {"base": base, "base_run": base_names[name]} for name, (base, _) in bases.items()}},
             })
+            manifest.timings["embedding"] = round(Embedder.total_embed_seconds - embedding_before, 3)
+            manifest.timings["total"] = round(time.perf_counter() - started, 3)
             (work / MANIFEST).write_text(json.dumps(_json_safe(manifest.as_dict()), indent=2) + "\n")
         if out.exists():
             shutil.rmtree(out)
@@ -534,7 +654,8 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    return {"leaderboard": leaderboard, "summary": summary, "out": out, "manifest": manifest.as_dict()}
+    return {"leaderboard": leaderboard, "summary": summary, "tradeoff": None if trade is None else trade["curve"], "out": out,
+            "manifest": manifest.as_dict()}
 
 
 def _term_list_hash() -> str:
@@ -543,33 +664,131 @@ def _term_list_hash() -> str:
     return Lexicon.load("gender").fingerprint
 
 
-def _plots(work: Path, summary, cells, runs, profile, shown, directions, specs, scorer) -> list:
-    """The PNGs (relevance vs bias, breakdown heatmap, bias by cut-off, DuoGreedy vs MMR trade-off); their captions and paths."""
-    from . import plots
+def _tradeoff_bases(specs: dict) -> dict:
+    """``name -> (base spec, duogreedy stage)`` of each spec with a ``duogreedy(...)`` stage after its first one; the
+    base is the spec's prefix before that stage."""
+    from ..pipelines.specs import parse_spec
 
+    bases = {}
+    for name, spec in specs.items():
+        stages = parse_spec(spec)
+        at = next((i for i, stage in enumerate(stages) if stage.name == "duogreedy"), 0)
+        if at > 0:
+            bases[name] = (">>".join(stage.text for stage in stages[:at]), stages[at])
+    return bases
+
+
+def _tradeoff(bases: dict, base_names: dict, runs: dict, run_keys: dict, profile: Profile, qrels_key: str,
+              relevance: str, bias: str, lambdas: list, seed: int, resamples: int, context, manifest: Manifest) -> dict:
+    """DuoGreedy(Lambda, k) on the base run (its ``polarity`` the audit's) against TopKMMR(Lambda, k) on the audit's
+    bi-encoder, per system with a duogreedy stage: ``{"curve", "equal_cost", "relevance", "bias"}``."""
+    import pandas as pd
+
+    from ..sideinfo.embed import Embedder
+    from .curves import equal_cost, tradeoff_curve
+
+    def bi_encoder():
+        from ..pipelines.dense import bi_encoder
+
+        return context.shared("bi_encoder", lambda: bi_encoder(context.model))
+
+    encoder_key = Embedder(context.model).key
+    curves, costs = [], []
+    for name, (base, stage) in bases.items():
+        options = dict(stage.options)
+        k, mode = int(options.get("k", context.k)), str(options.get("mode", "greedy"))
+        base_run = runs[base_names[name]]
+
+        def compute(base_run=base_run, k=k, mode=mode):
+            from ..pipelines.duogreedy import DuoGreedy
+            from ..pipelines.mmr import TopKMMR
+
+            encoder = bi_encoder().doc_encoder()
+            methods = {"DuoGreedy": lambda value: DuoGreedy(value, k, mode=mode),
+                       "MMR": lambda value: TopKMMR(value, k, encoder=encoder)}
+            return tradeoff_curve(base_run, profile.qrels, methods, lambdas, relevance=relevance, bias=bias, seed=seed,
+                                  resamples=resamples)
+
+        curve = _memo(f"trade-off {name}", [run_keys[base_names[name]], qrels_key, relevance, bias, lambdas, k, mode,
+                                            encoder_key, seed, resamples], compute, manifest)
+        curves.append(curve.assign(system=name, base=base, k=k)[["system", "base", "k", *curve.columns]])
+        for drop in EQUAL_COST_DROPS:
+            costs.append(equal_cost(curve, "DuoGreedy", "MMR", drop).assign(system=name, relevance_drop=drop))
+    cost = pd.concat(costs, ignore_index=True)
+    return {"curve": pd.concat(curves, ignore_index=True), "relevance": relevance, "bias": bias,
+            "equal_cost": cost[["system", "relevance_drop", "method", "Lambda", "relevance", "bias"]]}
+
+
+def _tradeoff_document(trade: dict) -> dict:
+    """The ``tradeoff`` section of leaderboard.json: per system its base, curve and equal-cost points."""
+    systems = {}
+    for name, curve in trade["curve"].groupby("system", sort=False):
+        cost = trade["equal_cost"][trade["equal_cost"]["system"] == name]
+        systems[name] = {
+            "base": curve["base"].iloc[0], "k": int(curve["k"].iloc[0]),
+            "curve": _json_safe(curve.drop(columns=["system", "base", "k"]).to_dict(orient="records")),
+            "equal_cost": {f"{drop:g}": {row["method"]: _json_safe({c: float(row[c]) for c in ("Lambda", "relevance", "bias")})
+                                         for row in part.to_dict(orient="records")}
+                           for drop, part in cost.groupby("relevance_drop", sort=False)},
+        }
+    return {"relevance": trade["relevance"], "bias": trade["bias"], "methods": ["DuoGreedy", "MMR"], "systems": systems}
+
+
+def _tradeoff_section(trade: dict, images: list):
+    from .report import Section
+
+    return Section("DuoGreedy vs MMR", f"Each method re-ranks the top k of the base run (the spec before its duogreedy "
+                   f"stage) at every Lambda (1 keeps the base order): {trade['relevance']} against {trade['bias']}, "
+                   "95% paired bootstrap intervals. Equal cost: the bias each method reaches when relevance may drop "
+                   f"by at most {', '.join(f'{d:g}' for d in EQUAL_COST_DROPS)} from Lambda = 1 (interpolated).",
+                   tables=[("equal cost", trade["equal_cost"]), ("curve", trade["curve"])], images=images)
+
+
+def _cutoff_curves(runs: dict, profile: Profile, families: dict) -> "pd.DataFrame":
+    from .curves import cutoff_curves
+
+    curves = cutoff_curves({n: r.rename(columns={"qid": "query_id", "docno": "doc_id"}) for n, r in runs.items()},
+                           profile.qrels, list(families), range(1, 51))
+    curves["measure"] = curves["measure"].map(families)
+    return curves
+
+
+def _png(work: Path, name: str, caption: str, draw: str, arguments: tuple, options: dict, manifest: Manifest) -> tuple:
+    """``plots.<draw>(*arguments, **options)`` written to ``work/name``; the PNG's bytes are cached by the content
+    of the arguments, so a warm audit does not import matplotlib."""
+    def render() -> bytes:
+        from . import plots
+
+        with tempfile.TemporaryDirectory() as folder:
+            plots.save_png(getattr(plots, draw)(*arguments, **options), Path(folder) / name)
+            return (Path(folder) / name).read_bytes()
+
+    (work / name).write_bytes(_memo(f"png {name}", [draw, _content_key((arguments, options))], render, manifest))
+    return caption, work / name
+
+
+def _plots(work: Path, summary, cells, curves, trade, shown, directions, manifest: Manifest) -> list:
+    """The PNGs (relevance vs bias, breakdown heatmap, bias by cut-off, DuoGreedy vs MMR trade-off); their captions and paths."""
     images = []
     relevance = next((m for m in shown if directions[m] == "higher-better"), None)
-    for bias in [m for m in shown if directions[m] != "higher-better"]:
-        if relevance is None:
-            break
-        path = work / f"relevance_vs_{_file_name(bias)}.png"
-        plots.save_png(plots.relevance_vs_bias(summary, relevance, bias), path)
-        images.append((f"{relevance} against {bias} per system (95% CIs)", path))
+    biases = [m for m in shown if directions[m] != "higher-better"]
+    for bias in biases if relevance is not None else []:
+        images.append(_png(work, f"relevance_vs_{_file_name(bias)}.png", f"{relevance} against {bias} per system (95% CIs)",
+                           "relevance_vs_bias", (summary, relevance, bias), {}, manifest))
     if cells is not None:
-        for bias in [m for m in shown if directions[m] != "higher-better"]:
-            path = work / f"by_{_file_name(cells['field'].iloc[0])}_{_file_name(bias)}.png"
-            plots.save_png(plots.breakdown_heatmap(cells, bias), path)
-            images.append((f"{bias} by {cells['field'].iloc[0]}", path))
-    families = {str(shown[m]).rsplit("@", 1)[0]: m.rsplit("@", 1)[0] for m, d in directions.items() if d != "higher-better"}
-    if families:
-        from .curves import cutoff_curves
-
-        curves = cutoff_curves({n: r.rename(columns={"qid": "query_id", "docno": "doc_id"}) for n, r in runs.items()},
-                               profile.qrels, list(families), range(1, 51))
-        curves["measure"] = curves["measure"].map(families)
-        path = work / "bias_by_cutoff.png"
-        plots.save_png(plots.bias_by_cutoff(curves), path)
-        images.append(("bias against the cut-off k = 1..50", path))
+        field_name = cells["field"].iloc[0]
+        for bias in biases:
+            images.append(_png(work, f"by_{_file_name(field_name)}_{_file_name(bias)}.png", f"{bias} by {field_name}",
+                               "breakdown_heatmap", (cells, bias), {}, manifest))
+    if curves is not None:
+        images.append(_png(work, "bias_by_cutoff.png", "bias against the cut-off k = 1..50", "bias_by_cutoff", (curves,),
+                           {}, manifest))
+    if trade is not None:
+        for i, (name, curve) in enumerate(trade["curve"].groupby("system", sort=False)):
+            images.append(_png(work, "tradeoff.png" if i == 0 else f"tradeoff_{_file_name(name)}.png",
+                               f"{name}: DuoGreedy vs MMR on {curve['base'].iloc[0]} as Lambda varies", "tradeoff",
+                               (curve.drop(columns=["system", "base", "k"]), trade["relevance"], trade["bias"]),
+                               {"direction": "lower-fairer"}, manifest))
     return images
 
 
@@ -596,9 +815,13 @@ def help_epilog() -> str:
             "statistics: paired bootstrap 95% intervals of each mean and of each system's difference to --baseline\n"
             "  (--resamples, --seed); p-values from pt.Experiment against the baseline with --correction; --by FIELD\n"
             "  means per value of a query field with counts (cells under --min-cell are warned about).\n\n"
+            "trade-off: for a system with a duogreedy(...) stage, DuoGreedy and MMR (pm.TopKMMR on the bi-encoder) re-rank\n"
+            "  the run of the spec before that stage at each of --lambdas: tradeoff.csv, tradeoff.png and the bias each\n"
+            "  reaches at a relevance cost of 0.01, 0.02 and 0.05 (--no-tradeoff skips it).\n\n"
             "outputs in --out DIR (written to a temporary folder, renamed into place at the end): leaderboard.json,\n"
-            "  leaderboard.md, per_query.csv, summary.csv, by_FIELD.csv, manifest.json (versions, checksums, seeds,\n"
-            "  timings, cache hits), PNG plots and report.html. Runs are cached under the cache folder (runs/).\n\n"
+            "  leaderboard.md, per_query.csv, summary.csv, by_FIELD.csv, tradeoff.csv, manifest.json (versions, checksums, seeds,\n"
+            "  timings, cache hits), PNG plots and report.html. Runs are cached under the cache folder (runs/), evaluation\n"
+            "  outputs and PNGs under evaluations/, keyed by what they derive from.\n\n"
             "examples:\n"
             "  pairmeasures audit --out audit-demo\n"
             "  pairmeasures audit --dataset pair/procon --systems bm25 'bm25>>dense>>duogreedy(0.5)' --out procon\n"
@@ -608,7 +831,7 @@ def help_epilog() -> str:
 def default_dataset() -> str:
     """The embedded demo corpus (a BEIR-layout folder shipped with the package)."""
     try:
-        from ..demo import debates_dir  # type: ignore[attr-defined]
+        from ..demo import debates_dir
     except ImportError:
         raise ValueError("this install has no embedded demo corpus; pass --dataset ID_OR_DIR") from None
     return str(debates_dir())

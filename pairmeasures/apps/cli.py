@@ -177,7 +177,8 @@ def _audit(args: argparse.Namespace) -> int:
                        measures=args.measures, baseline=args.baseline, by=args.by, correction=args.correction,
                        resamples=args.resamples, seed=args.seed, min_cell=args.min_cell, data=args.data,
                        text=args.text, num_results=args.num_results, k=args.k, model=args.model,
-                       positive=args.positive, force=args.force, names=args.names, command=["pairmeasures", *sys.argv[1:]])
+                       positive=args.positive, force=args.force, names=args.names, tradeoff=not args.no_tradeoff,
+                       lambdas=args.lambdas, command=["pairmeasures", *sys.argv[1:]])
     sys.stdout.write(leaderboard_text(result, args.format))
     if args.format == "markdown":
         print(f"\nArrows: bias measures ↓ lower is fairer, ↑ higher is fairer, ↕ signed (0 = balanced); 'n' columns count "
@@ -282,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="a mirror folder laid out like shared/data (default: $PAIRMEASURES_DATA)")
     datasets.set_defaults(run=_datasets)
 
-    from .audit import DEFAULT_SYSTEMS, help_epilog
+    from .audit import DEFAULT_LAMBDAS, DEFAULT_SYSTEMS, help_epilog
 
     auditing = commands.add_parser(
         "audit", help="run retrieval systems over a bias benchmark: a leaderboard of relevance and bias",
@@ -317,6 +318,11 @@ def build_parser() -> argparse.ArgumentParser:
     auditing.add_argument("--model", default=None, help="sentence-transformers folder for dense stages and polarity (default: offline all-MiniLM-L6-v2)")
     auditing.add_argument("--num-results", type=int, default=100, metavar="N", help="first-stage depth (default 100)")
     auditing.add_argument("-k", type=int, default=10, help="default k of duogreedy(...) (default 10)")
+    auditing.add_argument("--lambdas", nargs="+", type=float, default=list(DEFAULT_LAMBDAS), metavar="LAMBDA",
+                          help="Lambdas of the DuoGreedy-vs-MMR trade-off, in [0, 1] with 1 among them (default: "
+                               f"{' '.join(f'{v:g}' for v in DEFAULT_LAMBDAS)})")
+    auditing.add_argument("--no-tradeoff", action="store_true",
+                          help="skip the DuoGreedy-vs-MMR trade-off of systems with a duogreedy(...) stage")
     auditing.add_argument("--format", choices=FORMATS, default="markdown", help="leaderboard format printed (default: markdown)")
     auditing.set_defaults(run=_audit)
 

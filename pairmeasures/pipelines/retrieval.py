@@ -4,7 +4,7 @@ The PISA index is built once, into a folder keyed by the corpus content under th
 cache directory (``$PAIRMEASURES_CACHE_DIR``, else ``~/.cache/pairmeasures``), and reused by later
 calls and processes; a changed corpus gets a new index and the old one is removed. The index is
 built into a temporary folder beside its final place and renamed, so an interrupted build leaves
-nothing that a later call would take for an index.
+nothing that a later call would take for an index. PISA's own output goes to ``build.log`` in the index folder.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ import hashlib
 import os
 import re
 import shutil
+import sys
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import IO, Callable, Iterator, Optional
 
 from ..sideinfo.beir import check_text_field, record_text
 from ..sideinfo.cache import default_cache_path
@@ -89,15 +91,51 @@ def _corpus(source: str | os.PathLike, data: Optional[str | os.PathLike], text: 
     return _dataset_corpus(re.sub(r"^irds:", "", str(source)), data, text)
 
 
+#: The file in an index folder that holds what the index builder wrote to stdout and stderr (with ``log=True``).
+BUILD_LOG = "build.log"
+
+
+class IndexBuildError(RuntimeError):
+    """An index build that failed; the message ends with the tail of the builder's log."""
+
+
+@contextmanager
+def _output_to(log: Path) -> Iterator[IO[str]]:
+    """File descriptors 1 and 2 (also C++ code's output) redirected into ``log``; yields a stream on the terminal's
+    stderr for progress bars."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    terminal = os.fdopen(os.dup(saved[2]), "w", buffering=1)
+    with open(log, "ab") as handle:
+        try:
+            for fd in (1, 2):
+                os.dup2(handle.fileno(), fd)
+            yield terminal
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            for fd, copy in saved.items():
+                os.dup2(copy, fd)
+                os.close(copy)
+            terminal.close()
+
+
+def _tail(log: Path, lines: int = 20) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.is_file() else "(no log)"
+
+
 def cached_index(source: str | os.PathLike, kind: str, build: Callable[[Path, Iterator[dict]], None], *,
                  text: str = "text", data: Optional[str | os.PathLike] = None,
-                 index_dir: Optional[str | os.PathLike] = None, variant: str = "") -> Path:
+                 index_dir: Optional[str | os.PathLike] = None, variant: str = "", log: bool = False) -> Path:
     """The folder of ``source``'s index of ``kind`` (the folder's suffix), made by ``build(folder, documents)``
     unless one exists for the same corpus content, fields and ``variant`` (such as a model's key).
 
     It is built into a temporary folder beside its place and renamed when complete, so a folder that
     exists is a whole index; versions for older content are removed. ``index_dir``: where indexes live
-    (default: ``indexes/`` in the pairmeasures cache directory).
+    (default: ``indexes/`` in the pairmeasures cache directory). ``log``: send everything written to file
+    descriptors 1 and 2 while building (a C++ indexer's lines) into :data:`BUILD_LOG` in the index folder, the
+    progress bar still showing; a failed build's error ends with the log's tail.
     """
     from tqdm.auto import tqdm
 
@@ -109,7 +147,19 @@ def cached_index(source: str | os.PathLike, kind: str, build: Callable[[Path, It
         root.mkdir(parents=True, exist_ok=True)
         building = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}-", suffix=".building"))
         try:
-            build(building / "index", tqdm(corpus.documents(), total=corpus.count, desc=f"indexing {name}", unit="doc"))
+            documents = corpus.documents()
+            if log:
+                record = building / BUILD_LOG
+                try:
+                    with _output_to(record) as terminal:
+                        build(building / "index", tqdm(documents, total=corpus.count, desc=f"indexing {name}",
+                                                       unit="doc", file=terminal))
+                except Exception as error:
+                    raise IndexBuildError(f"building the {kind} index of {corpus.name} failed: {type(error).__name__}: "
+                                          f"{error}\nlast lines of its log:\n{_tail(record)}") from error
+                os.replace(record, building / "index" / BUILD_LOG)
+            else:
+                build(building / "index", tqdm(documents, total=corpus.count, desc=f"indexing {name}", unit="doc"))
             try:
                 os.rename(building / "index", target)
             except OSError:  # another process finished the same index first: keep theirs
@@ -137,7 +187,7 @@ def pisa_index(source: str | os.PathLike, *, text: str = "text", data: Optional[
     def build(folder: Path, documents: Iterator[dict]) -> None:
         PisaIndex(str(folder), text_field="text", threads=threads).index(documents)
 
-    folder = cached_index(source, "pisa", build, text=text, data=data, index_dir=index_dir)
+    folder = cached_index(source, "pisa", build, text=text, data=data, index_dir=index_dir, log=True)
     return PisaIndex(str(folder), text_field="text", threads=threads)
 
 
@@ -146,6 +196,7 @@ def bm25(source: str | os.PathLike, *, num_results: int = 1000, text: str = "tex
          threads: int = 1, **options):
     """A PISA BM25 retriever over ``source`` (a pairmeasures dataset id or a BEIR-layout folder; see
     :func:`pisa_index`, which builds or reuses its index). ``options`` go to ``PisaIndex.bm25``
-    (``k1``, ``b``, ...)."""
-    return pisa_index(source, text=text, data=data, index_dir=index_dir, threads=threads).bm25(
-        num_results=num_results, **options)
+    (``k1``, ``b``, ...); PISA's output while it prepares the scored index goes to the index's ``build.log``."""
+    index = pisa_index(source, text=text, data=data, index_dir=index_dir, threads=threads)
+    with _output_to(Path(index.path) / BUILD_LOG):  # PISA builds the scored index on first use, saying so on stdout
+        return index.bm25(num_results=num_results, **options)

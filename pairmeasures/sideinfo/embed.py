@@ -17,9 +17,11 @@ import hashlib
 import logging
 import os
 import tempfile
+import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -161,6 +163,23 @@ def _run_on_onnx(model, path: Path) -> None:
     transformer.forward = forward
 
 
+@contextmanager
+def _quiet_loading() -> Iterator[None]:
+    """transformers' progress bars (``Loading weights``) hidden while a model loads, as they were afterwards."""
+    try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:
+        yield
+        return
+    shown = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if shown:
+            transformers_logging.enable_progress_bar()
+
+
 class Embedder:
     """Embeds texts with a sentence-transformers model, reading and filling a persistent cache.
 
@@ -172,7 +191,12 @@ class Embedder:
     bar, ``False`` never; by default one appears when computing takes more than two seconds and
     stderr is a terminal. ``backend``: one of :data:`BACKENDS` (part of the cache key); the int8
     backends run on the CPU.
+
+    ``embed_seconds`` counts the seconds this object spent loading its model and encoding; the class attribute
+    ``Embedder.total_embed_seconds`` counts them over every embedder of the process.
     """
+
+    total_embed_seconds: float = 0.0
 
     def __init__(self, model: Optional[str] = None, *, normalize: bool = False, batch_size: int = 64,
                  device: Optional[str] = None, cache: Union[EmbeddingCache, str, os.PathLike, bool] = True,
@@ -197,6 +221,17 @@ class Embedder:
         self._key: Optional[str] = None
         self._identity: Optional[str] = None
         self.computed = 0  # texts embedded by the model (not found in the cache) by this object
+        self.embed_seconds = 0.0
+
+    @contextmanager
+    def _timed(self) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            spent = time.perf_counter() - start
+            self.embed_seconds += spent
+            Embedder.total_embed_seconds += spent
 
     def __repr__(self) -> str:
         backend = "" if self.backend == "torch" else f", backend={self.backend!r}"
@@ -217,6 +252,11 @@ class Embedder:
         """The sentence-transformers model, loaded on first use."""
         if self._model is not None:
             return self._model
+        with self._timed(), _quiet_loading():
+            self._model = self._load()
+        return self._model
+
+    def _load(self):
         try:
             import torch
             from sentence_transformers import SentenceTransformer
@@ -259,7 +299,6 @@ class Embedder:
             model = _quantize_torch(model)
         elif self.backend == "onnx-int8":
             _run_on_onnx(model, self._onnx_model(model))
-        self._model = model
         return model
 
     def _model_directory(self, loaded: bool = False) -> Path:
@@ -357,8 +396,9 @@ class Embedder:
                   delay=_PROGRESS_DELAY if self.progress is None else 0) as bar:
             for start in range(0, len(order), self.batch_size):
                 batch = order[start:start + self.batch_size]
-                vectors = model.encode([texts[i] for i in batch], batch_size=self.batch_size, convert_to_numpy=True,
-                                       normalize_embeddings=False, show_progress_bar=False)
+                with self._timed():
+                    vectors = model.encode([texts[i] for i in batch], batch_size=self.batch_size, convert_to_numpy=True,
+                                           normalize_embeddings=False, show_progress_bar=False)
                 pending.extend(zip((keys[i] for i in batch), np.asarray(vectors, dtype=np.float32)))
                 self.computed += len(batch)
                 if len(pending) >= _CHUNK or start + self.batch_size >= len(order):
