@@ -574,10 +574,12 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     trade = None
     if bases:
         with manifest.step("trade-off"):
-            relevance, bias = "nDCG@10", next((str(shown[m]) for m in shown if m.split("(")[0].split("@")[0] == "Duo"),
-                                              str(_evaluated(parse_measures(["Duo@10"])[0])))
+            shown_duo = next((m for m in shown if m.split("(")[0].split("@")[0] == "Duo"), None)
+            relevance = "nDCG@10"
+            bias = str(shown[shown_duo]) if shown_duo else str(_evaluated(parse_measures(["Duo@10"])[0]))
             trade = _tradeoff(bases, base_names, everything, run_keys, profile, qrels_key, relevance, bias, lambdas,
                               seed, resamples, context, manifest)
+            trade["bias"] = shown_duo or "Duo@10"  # the leaderboard's name, not the evaluated measure string
 
     parent = out.parent
     work = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out.name}.", suffix=".tmp"))
@@ -770,7 +772,7 @@ def _png(work: Path, name: str, caption: str, draw: str, arguments: tuple, optio
 def _plots(work: Path, summary, cells, curves, trade, shown, directions, manifest: Manifest) -> list:
     """The PNGs (relevance vs bias, breakdown heatmap, bias by cut-off, DuoGreedy vs MMR trade-off); their captions and paths."""
     images = []
-    relevance = next((m for m in shown if directions[m] == "higher-better"), None)
+    relevance = "nDCG@10" if "nDCG@10" in shown else next((m for m in shown if directions[m] == "higher-better"), None)
     biases = [m for m in shown if directions[m] != "higher-better"]
     for bias in biases if relevance is not None else []:
         images.append(_png(work, f"relevance_vs_{_file_name(bias)}.png", f"{relevance} against {bias} per system (95% CIs)",
