@@ -146,6 +146,26 @@ def test_batch_equals_single_lists():
             assert batch.degenerate[q] == single.degenerate[0]
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.booleans(), max_size=12), min_size=1, max_size=6), st.sampled_from(["rnd", "rkl", "rrd"]),
+       st.integers(1, 3), st.sampled_from([0.0, 0.001]))
+def test_remembered_bounds_equal_the_lattice_computed_afresh(masks, measure, step, kl_eps):
+    """The normalisers depend only on (N, p) and the options: a warm memo gives exactly the cold computation."""
+    from pairmeasures.math import group_fairness as gf
+
+    offsets = np.concatenate([[0], np.cumsum([len(m) for m in masks])])
+    flat = np.array([x for m in masks for x in m], dtype=bool)
+    warm = group_fairness_lists(flat, offsets, measure, step=step, kl_eps=kl_eps)
+    gf._BOUNDS.clear()
+    cold = group_fairness_lists(flat, offsets, measure, step=step, kl_eps=kl_eps)
+    lengths = np.diff(offsets)
+    low, high = gf._lattice_bounds(lengths, np.array([m.count(True) for m in masks]), measure, step, kl_eps, "limit")
+    for result in (warm, cold):
+        np.testing.assert_array_equal(result.min_raw, low)
+        np.testing.assert_array_equal(result.max_raw, high)
+        np.testing.assert_array_equal(result.value, cold.value)
+
+
 def test_long_lists():
     rng = np.random.default_rng(1)
     mask = rng.random(1000) < 0.35

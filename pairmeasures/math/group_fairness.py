@@ -17,7 +17,7 @@ and the value is its min-max normalisation over all rankings of the same items (
 :math:`(\mathrm{raw} - \min) / (\max - \min)`, 0 for the fairest ranking, 1 for the least fair.
 The value depends only on which positions hold protected items, so the extremes are monotone
 lattice paths through (prefix length, protected count): an exact :math:`O(N p)` dynamic programme,
-vectorised here over lists.
+vectorised here over lists and computed once per process for each (N, p) and options.
 
 Reference behaviour (``SALT-NLP/pair`` ``src/metrics/measures.py``) as named options:
 ``normalization="max"`` divides by the maximum only; ``kl_eps=0.001`` replaces a top-i share of
@@ -130,9 +130,9 @@ def _discounts(width: int, step: int) -> np.ndarray:
     return weights
 
 
-def _padded(mask: np.ndarray, lengths: np.ndarray, measure: str, step: int, kl_eps: float, all_protected: str):
-    """Raw, min and max for lists padded into ``mask`` of shape ``(B, L)`` (1.0 = protected)."""
-    batch, width = mask.shape
+def _raw(mask: np.ndarray, lengths: np.ndarray, measure: str, step: int, kl_eps: float, all_protected: str) -> np.ndarray:
+    """Raw discounted sums of lists padded into ``mask`` of shape ``(B, L)`` (1.0 = protected)."""
+    width = mask.shape[1]
     weights = _discounts(width, step)
     protected_total = mask.sum(axis=1).astype(np.int64)
     depth = np.arange(1, width + 1)
@@ -141,9 +141,15 @@ def _padded(mask: np.ndarray, lengths: np.ndarray, measure: str, step: int, kl_e
     with np.errstate(invalid="ignore"):  # padding beyond a list's end may give NaN; masked out
         disparity = prefix_disparity(measure, top_counts, depth[None, :], protected_total[:, None],
                                      lengths[:, None], kl_eps, all_protected)
-    raw = (weights[None, 1:] * np.where(within, disparity, 0.0)).sum(axis=1)
+    return (weights[None, 1:] * np.where(within, disparity, 0.0)).sum(axis=1)
 
-    # Lattice paths: state c = protected items among the top i.
+
+def _lattice_bounds(lengths: np.ndarray, protected_total: np.ndarray, measure: str, step: int, kl_eps: float,
+                    all_protected: str) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (min, max) raw sums over all rankings of ``lengths`` items of which ``protected_total`` are protected:
+    lattice paths through the state c = protected items among the top i."""
+    batch, width = lengths.size, int(lengths.max(initial=0))
+    weights = _discounts(width, step)
     most = int(protected_total.max(initial=0))
     counts = np.arange(most + 1)
     high = np.where(counts[None, :] == 0, 0.0, -np.inf) * np.ones((batch, 1))
@@ -171,7 +177,29 @@ def _padded(mask: np.ndarray, lengths: np.ndarray, measure: str, step: int, kl_e
             done = finishing[i]
             max_raw[done] = high[done, protected_total[done]]
             min_raw[done] = low[done, protected_total[done]]
-    return raw, min_raw, max_raw, protected_total
+    return min_raw, max_raw
+
+
+#: Exact (min, max) raw sums already computed, by (measure, step, kl_eps, all_protected, N, p): the bounds depend
+#: only on those, so a run (and every cut-off of it) needs each once. Started afresh beyond ``_BOUNDS_LIMIT``.
+_BOUNDS: dict[tuple, tuple[float, float]] = {}
+_BOUNDS_LIMIT = 1_000_000
+
+
+def _bounds(lengths: np.ndarray, protected_total: np.ndarray, measure: str, step: int, kl_eps: float,
+            all_protected: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_lattice_bounds` of every list, each distinct (N, p) computed once per process."""
+    options = (measure, step, kl_eps, all_protected)
+    pairs, inverse = np.unique(np.stack([lengths, protected_total], axis=1), axis=0, return_inverse=True)
+    keys = [options + (int(n), int(p)) for n, p in pairs.tolist()]
+    new = [row for row, key in enumerate(keys) if key not in _BOUNDS]
+    if new:
+        if len(_BOUNDS) + len(new) > _BOUNDS_LIMIT:
+            _BOUNDS.clear()
+        low, high = _lattice_bounds(pairs[new, 0], pairs[new, 1], measure, step, kl_eps, all_protected)
+        _BOUNDS.update(zip((keys[row] for row in new), zip(low.tolist(), high.tolist())))
+    found = np.array([_BOUNDS[key] for key in keys], dtype=np.float64).reshape(-1, 2)
+    return found[inverse.reshape(-1), 0], found[inverse.reshape(-1), 1]
 
 
 def group_fairness_lists(protected, offsets, measure: str, step: int = 1, normalization: str = "minmax",
@@ -189,12 +217,12 @@ def group_fairness_lists(protected, offsets, measure: str, step: int = 1, normal
     offsets = check_offsets(offsets, mask.shape[0])
     n_lists = offsets.size - 1
     lengths = list_lengths(offsets)
-    raw, min_raw, max_raw = (np.zeros(n_lists) for _ in range(3))
+    raw = np.zeros(n_lists)
     for lists in chunks_by_length(lengths):
         padded, chunk_lengths = pad_lists(mask, offsets, lists)
-        raw[lists], min_raw[lists], max_raw[lists], _ = _padded(padded, chunk_lengths, measure, step, kl_eps,
-                                                               all_protected)
+        raw[lists] = _raw(padded, chunk_lengths, measure, step, kl_eps, all_protected)
     protected_total = segment_sum(mask, offsets)
+    min_raw, max_raw = _bounds(lengths, protected_total.astype(np.int64), measure, step, kl_eps, all_protected)
     one_group = (protected_total == 0) | (protected_total == lengths)
     tolerance = SPREAD_RTOL * np.abs(max_raw)
     above_min = np.where(np.abs(raw - min_raw) <= tolerance, 0.0, raw - min_raw)
