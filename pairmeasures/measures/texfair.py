@@ -15,6 +15,9 @@ from .termbase import TARGETS_PARAM, TERM_PARAMS, TermMeasure
 
 __all__ = ["TExFAIR", "TED"]
 
+#: Per-document columns :meth:`_TED.prepare` attaches: occurrences of each group's terms, and token counts.
+_GROUP_COUNTS, _LENGTHS = "term_group_counts", "term_lengths"
+
 
 class _TED(TermMeasure):
     r"""Term exposure-based divergence (Abolghasemi et al. 2024, Eq. 8-12): lower is fairer.
@@ -44,9 +47,18 @@ class _TED(TermMeasure):
     def value_range(self) -> str:
         return f"[0, {max_ted(self.targets()):g}]"
 
-    def _results(self, lists: RankedLists):
+    PREPARE_PER_DOCUMENT = True
+
+    def prepare(self, lists: RankedLists, cutoff: bool = True) -> RankedLists:
+        """The considered documents with their group term counts and lengths attached, so every cut-off of a run
+        reads the counts of one pass (:meth:`~pairmeasures.PairMeasure.evaluate_cutoffs`)."""
+        lists = super().prepare(lists, cutoff)
         stats = self.stats(lists)
-        return texfair_lists(stats.group_counts(), stats.lengths, self.targets(), lists.offsets, self.param("rbdf"))
+        return lists.with_columns(**{_GROUP_COUNTS: stats.group_counts(), _LENGTHS: stats.lengths})
+
+    def _results(self, lists: RankedLists):
+        return texfair_lists(lists.column(_GROUP_COUNTS), lists.column(_LENGTHS), self.targets(), lists.offsets,
+                             self.param("rbdf"))
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         return self._values(lists, self._results(lists)[0])
