@@ -384,13 +384,16 @@ class PairMeasure(measures.Measure):
         the prepared top k. A measure that overrides ``evaluate``, or ``prepare`` without
         :attr:`PREPARE_PER_DOCUMENT`, is evaluated at each k in turn.
         """
-        at = [self @ k for k in cutoffs]
         cls = type(self)
         if cls.evaluate is not PairMeasure.evaluate or (cls.prepare is not PairMeasure.prepare
                                                         and not cls.PREPARE_PER_DOCUMENT):
-            return [measure.evaluate(lists) for measure in at]
-        prepared = (self @ max(cutoffs)).prepare(lists)
-        return [measure.compute(prepared.head(k)) for measure, k in zip(at, cutoffs)]
+            return [(self @ k).evaluate(lists) for k in cutoffs]
+        return self.compute_cutoffs((self @ max(cutoffs)).prepare(lists), cutoffs)
+
+    def compute_cutoffs(self, lists: RankedLists, cutoffs: Sequence[int]) -> list[MeasureValues]:
+        """``(self @ k).compute(lists.head(k))`` for each cut-off k of the prepared ``lists``; a family whose math
+        takes every prefix in one pass overrides it (:meth:`RankedLists.prefix_lengths`)."""
+        return [(self @ k).compute(lists.head(k)) for k in cutoffs]
 
 
 def _check_text(values: np.ndarray, present: np.ndarray, lists: RankedLists, measure: PairMeasure, origin: str) -> None:
