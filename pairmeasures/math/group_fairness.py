@@ -191,7 +191,9 @@ def _bounds(lengths: np.ndarray, protected_total: np.ndarray, measure: str, step
             all_protected: str) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_lattice_bounds` of every list, each distinct (N, p) computed once per process."""
     options = (measure, step, kl_eps, all_protected)
-    pairs, inverse = np.unique(np.stack([lengths, protected_total], axis=1), axis=0, return_inverse=True)
+    span = int(protected_total.max(initial=0)) + 1
+    codes, inverse = np.unique(lengths * span + protected_total, return_inverse=True)
+    pairs = np.stack([codes // span, codes % span], axis=1)
     keys = [options + (int(n), int(p)) for n, p in pairs.tolist()]
     new = [row for row, key in enumerate(keys) if key not in _BOUNDS]
     if new:
