@@ -7,13 +7,15 @@ Everything is measured through ir_measures and the pairmeasures provider; nothin
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence, cast
 
 import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyterrier as pt
+
+    from ..measures.provider import PairEvaluator
 
 __all__ = ["cutoff_curves", "tradeoff_curve", "equal_cost"]
 
@@ -43,7 +45,7 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
     if isinstance(families, str) or not families:
         raise ValueError(f"families must be a non-empty list of measure strings such as ['Duo', 'rKL'], got {families!r}")
     grid = [(family, k, _at_cutoff(family, k)) for family in families for k in ks]
-    evaluator = provider.evaluator([measure for _, _, measure in grid], _ir_frame(qrels, "qrels"))
+    evaluator = cast("PairEvaluator", provider.evaluator([measure for _, _, measure in grid], _ir_frame(qrels, "qrels")))
     frames = []
     for system, run in tqdm(list(_checked_runs(runs).items()), desc="bias by cut-off", unit="system"):
         with warnings.catch_warnings():  # every k of a family would warn; n counts the measured queries

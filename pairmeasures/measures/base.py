@@ -16,7 +16,7 @@ import sys
 import warnings
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, ClassVar, NoReturn, Optional, Sequence
+from typing import Any, ClassVar, NoReturn, Optional, Sequence, cast
 
 import numpy as np
 from ir_measures import measures
@@ -387,13 +387,17 @@ class PairMeasure(measures.Measure):
         cls = type(self)
         if cls.evaluate is not PairMeasure.evaluate or (cls.prepare is not PairMeasure.prepare
                                                         and not cls.PREPARE_PER_DOCUMENT):
-            return [(self @ k).evaluate(lists) for k in cutoffs]
-        return self.compute_cutoffs((self @ max(cutoffs)).prepare(lists), cutoffs)
+            return [self.at(k).evaluate(lists) for k in cutoffs]
+        return self.compute_cutoffs(self.at(max(cutoffs)).prepare(lists), cutoffs)
 
     def compute_cutoffs(self, lists: RankedLists, cutoffs: Sequence[int]) -> list[MeasureValues]:
         """``(self @ k).compute(lists.head(k))`` for each cut-off k of the prepared ``lists``; a family whose math
         takes every prefix in one pass overrides it (:meth:`RankedLists.prefix_lengths`)."""
-        return [(self @ k).compute(lists.head(k)) for k in cutoffs]
+        return [self.at(k).compute(lists.head(k)) for k in cutoffs]
+
+    def at(self, cutoff: int) -> "PairMeasure":
+        """This measure at another cut-off (``self @ cutoff``, typed)."""
+        return cast(PairMeasure, self @ cutoff)
 
 
 def _check_text(values: np.ndarray, present: np.ndarray, lists: RankedLists, measure: PairMeasure, origin: str) -> None:
