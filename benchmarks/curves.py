@@ -2,7 +2,8 @@
 
 Four systems rank the same 1,000 queries x 100 documents (one corpus: polarity, two groups, 8-word texts
 with gendered terms) in four random orders; the curves evaluate Duo, rKL and TExFAIR at k = 1..50 (150
-measures) with one ir_measures iter_calc per system. Reported: the whole call, and one family at a time.
+measures) with one evaluation of the run per system, each family's cut-offs in one pass. Reported: the whole call
+(first: term counts and rKL normalisers not yet remembered), and one family at a time.
 
 Usage: python benchmarks/curves.py [--queries 1000] [--docs 100] [--systems 4]
 """

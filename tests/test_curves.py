@@ -61,6 +61,42 @@ def test_cutoff_curves_are_the_means_over_measured_queries_of_each_family_at_eac
     assert set(curves["measure"]) == {"Duo", "rKL", "Duo(step=2)"}
 
 
+@pytest.mark.parametrize("families", [
+    ["TExFAIR", "TED(rbdf=False)", "TED(rel=1)"],
+    ["rKL", "rND(protected='pro')", "rRD(step=2)", "rKL(rel=1, normalization='max')"],
+])
+def test_families_taken_in_one_pass_match_each_cutoff_evaluated_alone(families):
+    """Each family's cut-offs come from one prepared pass (term counts once, prefix sums); every point must equal
+    ir_measures' per-k evaluation."""
+    runs = {"a": result_frame(8, 15, 7), "b": result_frame(8, 15, 8)}
+    words = np.array(["he", "she", "him", "her", "the", "debate"], dtype=object)
+    rng = np.random.default_rng(9)
+    for run in runs.values():
+        run["text"] = [" ".join(row) for row in words[rng.integers(0, words.size, size=(len(run), 5))]]
+        run.loc[run.index[::7], "group"] = "pro"  # some queries lose "con" in the top k
+    qrels = judgements(runs["a"], 10)
+    ks = [1, 2, 3, 5, 8, 14, 15, 20]
+    curves = cutoff_curves(runs, qrels, families, ks=ks)
+    expected_rows = 0
+    for system, run in runs.items():
+        ir_run = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
+        ir_qrels = qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
+        for family in families:
+            for k in ks:
+                measure = ir_measures.parse_measure(f"{family}@{k}")(degenerate="exclude")
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
+                    values = np.array([m.value for m in ir_measures.iter_calc([measure], ir_qrels, ir_run)])
+                row = curves[(curves["system"] == system) & (curves["measure"] == family) & (curves["k"] == k)]
+                if np.isnan(values).all():
+                    assert row.empty
+                    continue
+                expected_rows += 1
+                assert row["n"].item() == np.count_nonzero(~np.isnan(values)), (system, family, k)
+                assert row["value"].item() == pytest.approx(np.nanmean(values), rel=1e-12, abs=1e-12), (system, family, k)
+    assert len(curves) == expected_rows
+
+
 def test_cutoff_curves_keep_an_explicit_degenerate_setting_and_take_ir_measures_frames():
     run = result_frame(4, 6, 3).rename(columns={"qid": "query_id", "docno": "doc_id"})
     qrels = judgements(result_frame(4, 6, 3), 4).rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})

@@ -146,6 +146,26 @@ def test_batch_equals_single_lists():
             assert batch.degenerate[q] == single.degenerate[0]
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.booleans(), max_size=12), min_size=1, max_size=6), st.sampled_from(["rnd", "rkl", "rrd"]),
+       st.integers(1, 3), st.sampled_from([0.0, 0.001]))
+def test_remembered_bounds_equal_the_lattice_computed_afresh(masks, measure, step, kl_eps):
+    """The normalisers depend only on (N, p) and the options: a warm memo gives exactly the cold computation."""
+    from pairmeasures.math import group_fairness as gf
+
+    offsets = np.concatenate([[0], np.cumsum([len(m) for m in masks])])
+    flat = np.array([x for m in masks for x in m], dtype=bool)
+    warm = group_fairness_lists(flat, offsets, measure, step=step, kl_eps=kl_eps)
+    gf._BOUNDS.clear()
+    cold = group_fairness_lists(flat, offsets, measure, step=step, kl_eps=kl_eps)
+    lengths = np.diff(offsets)
+    low, high = gf._lattice_bounds(lengths, np.array([m.count(True) for m in masks]), measure, step, kl_eps, "limit")
+    for result in (warm, cold):
+        np.testing.assert_array_equal(result.min_raw, low)
+        np.testing.assert_array_equal(result.max_raw, high)
+        np.testing.assert_array_equal(result.value, cold.value)
+
+
 def test_long_lists():
     rng = np.random.default_rng(1)
     mask = rng.random(1000) < 0.35
@@ -169,3 +189,27 @@ def test_bad_mask():
         rnd([0.2, 0.7])
     with pytest.raises(ValueError, match="measure"):
         group_fairness_lists(np.array([True]), [0, 1], "rxx")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.booleans(), max_size=11), min_size=1, max_size=5), st.lists(st.integers(0, 12), min_size=1,
+       max_size=4), st.sampled_from(["rnd", "rkl", "rrd"]), st.integers(1, 3), st.sampled_from(["minmax", "max"]))
+def test_prefixes_in_one_pass_equal_each_prefix_alone(masks, cuts, measure, step, normalization):
+    """Every cut-off of a run at once: each top-k list scored and normalised over its own items."""
+    sizes = np.array([len(m) for m in masks])
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    flat = np.array([x for m in masks for x in m], dtype=bool)
+    prefixes = np.minimum(np.array(cuts)[None, :], sizes[:, None])
+    together = group_fairness_lists(flat, offsets, measure, step=step, normalization=normalization, prefixes=prefixes)
+    for j in range(prefixes.shape[1]):
+        keep = np.concatenate([np.arange(a, a + n) for a, n in zip(offsets[:-1], prefixes[:, j])]).astype(int)
+        alone = group_fairness_lists(flat[keep], np.concatenate([[0], np.cumsum(prefixes[:, j])]), measure, step=step,
+                                     normalization=normalization)
+        np.testing.assert_allclose(together.value[:, j], alone.value, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(together.raw[:, j], alone.raw, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(together.degenerate[:, j], alone.degenerate)
+
+
+def test_prefixes_must_lie_within_the_lists():
+    with pytest.raises(ValueError, match="prefixes"):
+        group_fairness_lists([True, False], [0, 2], "rnd", prefixes=[[3]])

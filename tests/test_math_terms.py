@@ -272,3 +272,30 @@ def test_rbo_uneven_lists_by_hand():
     p = 0.5
     expected = (1 - p) / p * (1 * p + 1 / 2 * p ** 2 + 2 / 3 * p ** 3 + 1 * (3 - 2) / (2 * 3) * p ** 3) + ((2 - 1) / 3 + 1 / 2) * p ** 3
     assert close(rbo(["a", "c"], ["a", "b", "c"], p), expected)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 4)), max_size=9),
+                min_size=1, max_size=5),
+       st.lists(st.integers(0, 10), min_size=1, max_size=4), st.booleans())
+def test_texfair_of_prefixes_equals_texfair_of_each_prefix_alone(docs, cuts, use_rbdf):
+    """One pass over every cut-off gives what each top-k list gives on its own (Eq. 8-13)."""
+    rows = [d for lst in docs for d in lst]
+    counts = np.array([[a, b] for a, b, _ in rows], dtype=float).reshape(-1, 2)
+    lengths = np.array([a + b + extra for a, b, extra in rows], dtype=float)
+    sizes = np.array([len(lst) for lst in docs])
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    prefixes = np.minimum(np.array(cuts)[None, :], sizes[:, None])
+    ted_all, texfair_all = texfair_lists(counts, lengths, [0.5, 0.5], offsets, use_rbdf, prefixes=prefixes)
+    for j in range(prefixes.shape[1]):
+        keep = np.concatenate([np.arange(a, a + n) for a, n in zip(offsets[:-1], prefixes[:, j])]).astype(int)
+        head_offsets = np.concatenate([[0], np.cumsum(prefixes[:, j])])
+        ted_one, texfair_one = texfair_lists(counts[keep], lengths[keep], [0.5, 0.5], head_offsets, use_rbdf)
+        np.testing.assert_allclose(ted_all.value[:, j], ted_one.value, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(texfair_all.value[:, j], texfair_one.value, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(ted_all.degenerate[:, j], ted_one.degenerate)
+
+
+def test_texfair_prefixes_must_lie_within_the_lists():
+    with pytest.raises(ValueError, match="prefixes"):
+        texfair_lists(np.ones((3, 2)), np.full(3, 4.0), [0.5, 0.5], [0, 3], prefixes=[[4]])

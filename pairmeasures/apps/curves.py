@@ -7,13 +7,15 @@ Everything is measured through ir_measures and the pairmeasures provider; nothin
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence, cast
 
 import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyterrier as pt
+
+    from ..measures.provider import PairEvaluator
 
 __all__ = ["cutoff_curves", "tradeoff_curve", "equal_cost"]
 
@@ -29,37 +31,31 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
     evaluated as ``FAMILY@k`` with ``degenerate='exclude'`` unless the family sets ``degenerate`` itself, so
     ``value`` is the mean over the ``n`` queries measured at that k. A cut-off at which no query could be
     measured (e.g. ``Duo@2``: fewer than 3 documents) has no row. ``runs`` are PyTerrier result frames with
-    the side columns the measures read (``polarity``, ``group``, ``text``); one ``ir_measures`` evaluator
-    serves every system, with one ``iter_calc`` per system over all measures and cut-offs.
+    the side columns the measures read (``polarity``, ``group``, ``text``); one evaluator of the pairmeasures
+    ir_measures provider serves every system, taking the values as arrays (no per-query ``Metric``) and each
+    family's cut-offs together (:meth:`~pairmeasures.PairMeasure.evaluate_cutoffs`).
     """
-    import ir_measures
     import pandas as pd
     from tqdm.auto import tqdm
 
     from ..measures.base import DegenerateQueryWarning
+    from ..measures.provider import provider
 
     ks = _checked_ks(ks)
     if isinstance(families, str) or not families:
         raise ValueError(f"families must be a non-empty list of measure strings such as ['Duo', 'rKL'], got {families!r}")
     grid = [(family, k, _at_cutoff(family, k)) for family in families for k in ks]
-    position = {id(measure): i for i, (_, _, measure) in enumerate(grid)}
-    evaluator = ir_measures.evaluator([measure for _, _, measure in grid], _ir_frame(qrels, "qrels"))
+    evaluator = cast("PairEvaluator", provider.evaluator([measure for _, _, measure in grid], _ir_frame(qrels, "qrels")))
     frames = []
     for system, run in tqdm(list(_checked_runs(runs).items()), desc="bias by cut-off", unit="system"):
         with warnings.catch_warnings():  # every k of a family would warn; n counts the measured queries
             warnings.simplefilter("ignore", DegenerateQueryWarning)
             try:
-                metrics = list(evaluator.iter_calc(_ir_frame(run, f"run of system {system!r}")))
+                values = [values for _, _, values in evaluator.values(_ir_frame(run, f"run of system {system!r}"))]
             except ValueError as error:  # the provider's message names the measure and the column to add
                 raise ValueError(f"system {system!r}: {error}") from None
-        index = np.array([position.get(id(m.measure), -1) for m in metrics], dtype=np.int64)
-        if (index < 0).any():  # an evaluator that copied the measures: look them up by name instead
-            by_name = {str(measure): i for i, (_, _, measure) in enumerate(grid)}
-            index = np.array([by_name[str(m.measure)] for m in metrics], dtype=np.int64)
-        values = np.array([m.value for m in metrics], dtype=np.float64)
-        measured = ~np.isnan(values)
-        n = np.bincount(index[measured], minlength=len(grid))
-        total = np.bincount(index[measured], weights=values[measured], minlength=len(grid))
+        n = np.array([np.count_nonzero(~np.isnan(v)) for v in values])
+        total = np.array([np.nansum(v) for v in values])
         keep = n > 0
         frames.append(pd.DataFrame({
             "system": system,

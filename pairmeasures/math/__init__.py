@@ -1,6 +1,6 @@
 """Layer 1: the formulas, as pure NumPy functions on arrays in rank order (no I/O, no pandas)."""
 
-from ._lists import list_index, list_lengths, segment_sum
+from ._lists import list_index, list_lengths, prefix_sum, segment_sum
 from .axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
 from .duo import DEGENERATE_DUO, DuoResult, duo, duo_bounds, duo_depth_weights, duo_lists, duo_raw
 from .exposure import (
@@ -107,5 +107,6 @@ __all__ = [
     "rkl",
     "rnd",
     "rrd",
+    "prefix_sum",
     "segment_sum",
 ]

@@ -47,9 +47,15 @@ def list_positions(offsets: np.ndarray) -> np.ndarray:
 
 def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Sum of ``values`` (1-D, or 2-D summed per column) within each list; empty lists sum to 0."""
+    return prefix_sum(values, offsets, list_lengths(offsets)[:, None])[:, 0]
+
+
+def prefix_sum(values: np.ndarray, offsets: np.ndarray, prefixes: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` over the first ``prefixes[q, j]`` rows of each list q: shape ``(lists, J) + values.shape[1:]``."""
     values = np.asarray(values, dtype=np.float64)
     cumulative = np.concatenate([np.zeros((1,) + values.shape[1:]), np.cumsum(values, axis=0)])
-    return cumulative[offsets[1:]] - cumulative[offsets[:-1]]
+    starts = offsets[:-1, None]
+    return cumulative[starts + prefixes] - cumulative[starts]
 
 
 def pad_lists(values: np.ndarray, offsets: np.ndarray, lists: np.ndarray, fill: float = 0.0) -> tuple[np.ndarray, np.ndarray]:

@@ -30,7 +30,7 @@ from typing import Union
 
 import numpy as np
 
-from ._lists import check_offsets, list_positions, segment_sum
+from ._lists import check_offsets, list_positions, prefix_sum, segment_sum
 from .neutrality import _targets, position_discount
 
 __all__ = ["DISTANCES", "WEIGHTS", "TermFairnessResult", "term_exposure", "rbdf", "ted", "max_ted", "texfair",
@@ -93,11 +93,16 @@ def term_exposure(term_counts, lengths, offsets=None) -> np.ndarray:
 def rbdf(representative, offsets=None) -> Union[float, np.ndarray]:
     """RBDF (Eq. 11): the share of position weight on documents with at least one group term."""
     mask, offsets, single = _lists_of(representative, offsets)
-    weights = position_discount(list_positions(offsets))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = segment_sum(weights * (mask > 0), offsets) / segment_sum(weights, offsets)
-    share = np.nan_to_num(share, nan=0.0)
+    share = _rbdf(mask, list_positions(offsets), offsets, np.diff(offsets)[:, None])[:, 0]
     return float(share[0]) if single else share
+
+
+def _rbdf(mask: np.ndarray, positions: np.ndarray, offsets: np.ndarray, prefixes: np.ndarray) -> np.ndarray:
+    """RBDF of the top ``prefixes[q, j]`` documents of each list; 0 for an empty prefix."""
+    weights = position_discount(positions)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = prefix_sum(weights * (mask > 0), offsets, prefixes) / prefix_sum(weights, offsets, prefixes)
+    return np.nan_to_num(share, nan=0.0)
 
 
 def max_ted(targets) -> float:
@@ -106,21 +111,33 @@ def max_ted(targets) -> float:
     return float(2.0 * (1.0 - targets.min()))
 
 
-def texfair_lists(group_counts, lengths, targets, offsets, use_rbdf: bool = True) -> tuple[TermFairnessResult, TermFairnessResult]:
-    """TED and TExFAIR of many lists: ``group_counts`` ``(n_docs, n_groups)`` in rank order."""
+def texfair_lists(group_counts, lengths, targets, offsets, use_rbdf: bool = True,
+                  prefixes=None) -> tuple[TermFairnessResult, TermFairnessResult]:
+    """TED and TExFAIR of many lists: ``group_counts`` ``(n_docs, n_groups)`` in rank order.
+
+    With ``prefixes`` ``(n_lists, J)``, of the top ``prefixes[q, j]`` documents of each list q, in one pass
+    (values ``(n_lists, J)``): every cut-off of a run from the same prefix sums of Eq. 8 and 11.
+    """
     counts, offsets, _ = _lists_of(group_counts, offsets)
     if counts.ndim != 2:
         raise ValueError(f"group_counts must be an (n_docs, n_groups) matrix; got shape {counts.shape}")
     targets = _targets(targets, counts.shape[1])
-    exposure = term_exposure(counts, lengths, offsets)
-    total = exposure.sum(axis=1)
+    lengths_of_lists = np.diff(offsets)
+    cut = lengths_of_lists[:, None] if prefixes is None else np.asarray(prefixes, dtype=np.int64)
+    if cut.ndim != 2 or cut.shape[0] != lengths_of_lists.size or (cut < 0).any() or (cut > lengths_of_lists[:, None]).any():
+        raise ValueError(f"prefixes must be an (n_lists, J) matrix of prefix lengths within each list; got {cut.shape}")
+    positions = list_positions(offsets)
+    exposure = prefix_sum(_proportions(counts, lengths) * position_discount(positions)[:, None], offsets, cut)
+    total = exposure.sum(axis=2)
     degenerate = ~(total > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        representation = exposure / total[:, None]
-    divergence = np.where(degenerate, 0.0, np.abs(representation - targets).sum(axis=1))
+        representation = exposure / total[:, :, None]
+    divergence = np.where(degenerate, 0.0, np.abs(representation - targets).sum(axis=2))
     if use_rbdf:
-        divergence = divergence * rbdf(counts.sum(axis=1), offsets)
+        divergence = divergence * _rbdf(counts.sum(axis=1), positions, offsets, cut)
         degenerate = np.zeros_like(degenerate)  # TED = 0 exactly: no document is representative
+    if prefixes is None:
+        divergence, degenerate = divergence[:, 0], degenerate[:, 0]
     ted_result = TermFairnessResult(value=divergence, degenerate=degenerate)
     return ted_result, TermFairnessResult(value=max_ted(targets) - divergence, degenerate=degenerate)
 

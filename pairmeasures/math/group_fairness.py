@@ -17,7 +17,7 @@ and the value is its min-max normalisation over all rankings of the same items (
 :math:`(\mathrm{raw} - \min) / (\max - \min)`, 0 for the fairest ranking, 1 for the least fair.
 The value depends only on which positions hold protected items, so the extremes are monotone
 lattice paths through (prefix length, protected count): an exact :math:`O(N p)` dynamic programme,
-vectorised here over lists.
+vectorised here over lists and computed once per process for each (N, p) and options.
 
 Reference behaviour (``SALT-NLP/pair`` ``src/metrics/measures.py``) as named options:
 ``normalization="max"`` divides by the maximum only; ``kl_eps=0.001`` replaces a top-i share of
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._lists import check_offsets, chunks_by_length, list_lengths, pad_lists, segment_sum
+from ._lists import check_offsets, chunks_by_length, list_lengths, pad_lists, prefix_sum
 
 __all__ = [
     "GROUP_MEASURES",
@@ -60,7 +60,7 @@ SPREAD_RTOL = 1e-12
 
 @dataclass(frozen=True)
 class GroupFairnessResult:
-    """One measure over many lists; every field has shape ``(lists,)``.
+    """One measure over many lists; every field has shape ``(lists,)`` (``(lists, J)`` for ``J`` prefixes).
 
     ``degenerate`` marks lists with nothing to measure (no protected or no unprotected item, or
     every ranking of the items scoring the same); ``value`` is 0 there.
@@ -130,20 +130,27 @@ def _discounts(width: int, step: int) -> np.ndarray:
     return weights
 
 
-def _padded(mask: np.ndarray, lengths: np.ndarray, measure: str, step: int, kl_eps: float, all_protected: str):
-    """Raw, min and max for lists padded into ``mask`` of shape ``(B, L)`` (1.0 = protected)."""
-    batch, width = mask.shape
+def _raw(mask: np.ndarray, prefixes: np.ndarray, measure: str, step: int, kl_eps: float, all_protected: str) -> np.ndarray:
+    """Raw discounted sums ``(B, J)`` of the top ``prefixes[b, j]`` items of lists padded into ``mask`` ``(B, L)``
+    (1.0 = protected): each prefix is scored against its own totals (N = the prefix length, p its protected items)."""
+    width = mask.shape[1]
     weights = _discounts(width, step)
-    protected_total = mask.sum(axis=1).astype(np.int64)
     depth = np.arange(1, width + 1)
     top_counts = np.cumsum(mask, axis=1)
-    within = depth[None, :] <= lengths[:, None]
-    with np.errstate(invalid="ignore"):  # padding beyond a list's end may give NaN; masked out
-        disparity = prefix_disparity(measure, top_counts, depth[None, :], protected_total[:, None],
-                                     lengths[:, None], kl_eps, all_protected)
-    raw = (weights[None, 1:] * np.where(within, disparity, 0.0)).sum(axis=1)
+    protected_total = np.take_along_axis(np.concatenate([np.zeros((mask.shape[0], 1)), top_counts], axis=1), prefixes, axis=1)
+    within = depth[None, None, :] <= prefixes[:, :, None]
+    with np.errstate(invalid="ignore", divide="ignore"):  # beyond a prefix's end may give NaN; masked out
+        disparity = prefix_disparity(measure, top_counts[:, None, :], depth[None, None, :], protected_total[:, :, None],
+                                     prefixes[:, :, None], kl_eps, all_protected)
+    return (weights[None, None, 1:] * np.where(within, disparity, 0.0)).sum(axis=2)
 
-    # Lattice paths: state c = protected items among the top i.
+
+def _lattice_bounds(lengths: np.ndarray, protected_total: np.ndarray, measure: str, step: int, kl_eps: float,
+                    all_protected: str) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (min, max) raw sums over all rankings of ``lengths`` items of which ``protected_total`` are protected:
+    lattice paths through the state c = protected items among the top i."""
+    batch, width = lengths.size, int(lengths.max(initial=0))
+    weights = _discounts(width, step)
     most = int(protected_total.max(initial=0))
     counts = np.arange(most + 1)
     high = np.where(counts[None, :] == 0, 0.0, -np.inf) * np.ones((batch, 1))
@@ -171,15 +178,40 @@ def _padded(mask: np.ndarray, lengths: np.ndarray, measure: str, step: int, kl_e
             done = finishing[i]
             max_raw[done] = high[done, protected_total[done]]
             min_raw[done] = low[done, protected_total[done]]
-    return raw, min_raw, max_raw, protected_total
+    return min_raw, max_raw
+
+
+#: Exact (min, max) raw sums already computed, by (measure, step, kl_eps, all_protected, N, p): the bounds depend
+#: only on those, so a run (and every cut-off of it) needs each once. Started afresh beyond ``_BOUNDS_LIMIT``.
+_BOUNDS: dict[tuple, tuple[float, float]] = {}
+_BOUNDS_LIMIT = 1_000_000
+
+
+def _bounds(lengths: np.ndarray, protected_total: np.ndarray, measure: str, step: int, kl_eps: float,
+            all_protected: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_lattice_bounds` of every list, each distinct (N, p) computed once per process."""
+    options = (measure, step, kl_eps, all_protected)
+    span = int(protected_total.max(initial=0)) + 1
+    codes, inverse = np.unique(lengths * span + protected_total, return_inverse=True)
+    pairs = np.stack([codes // span, codes % span], axis=1)
+    keys = [options + (int(n), int(p)) for n, p in pairs.tolist()]
+    new = [row for row, key in enumerate(keys) if key not in _BOUNDS]
+    if new:
+        if len(_BOUNDS) + len(new) > _BOUNDS_LIMIT:
+            _BOUNDS.clear()
+        low, high = _lattice_bounds(pairs[new, 0], pairs[new, 1], measure, step, kl_eps, all_protected)
+        _BOUNDS.update(zip((keys[row] for row in new), zip(low.tolist(), high.tolist())))
+    found = np.array([_BOUNDS[key] for key in keys], dtype=np.float64).reshape(-1, 2)
+    return found[inverse.reshape(-1), 0], found[inverse.reshape(-1), 1]
 
 
 def group_fairness_lists(protected, offsets, measure: str, step: int = 1, normalization: str = "minmax",
-                         kl_eps: float = 0.0, all_protected: str = "limit") -> GroupFairnessResult:
+                         kl_eps: float = 0.0, all_protected: str = "limit", prefixes=None) -> GroupFairnessResult:
     """rND, rKL or rRD (``measure``) of many lists at once.
 
     ``protected`` is a boolean mask of all lists back to back in rank order; list ``q`` owns rows
-    ``offsets[q]:offsets[q + 1]``.
+    ``offsets[q]:offsets[q + 1]``. With ``prefixes`` ``(n_lists, J)``, of the top ``prefixes[q, j]`` items of each
+    list q (every field ``(n_lists, J)``): each prefix is a ranking of its own, normalised over its own items.
     """
     _check_options(measure, step, normalization, kl_eps, all_protected)
     mask = np.asarray(protected)
@@ -187,15 +219,18 @@ def group_fairness_lists(protected, offsets, measure: str, step: int = 1, normal
         raise ValueError("protected must be a 1-D boolean mask in rank order (True = protected item)")
     mask = mask.astype(np.float64)
     offsets = check_offsets(offsets, mask.shape[0])
-    n_lists = offsets.size - 1
     lengths = list_lengths(offsets)
-    raw, min_raw, max_raw = (np.zeros(n_lists) for _ in range(3))
-    for lists in chunks_by_length(lengths):
-        padded, chunk_lengths = pad_lists(mask, offsets, lists)
-        raw[lists], min_raw[lists], max_raw[lists], _ = _padded(padded, chunk_lengths, measure, step, kl_eps,
-                                                               all_protected)
-    protected_total = segment_sum(mask, offsets)
-    one_group = (protected_total == 0) | (protected_total == lengths)
+    cut = lengths[:, None] if prefixes is None else np.asarray(prefixes, dtype=np.int64)
+    if cut.ndim != 2 or cut.shape[0] != lengths.size or (cut < 0).any() or (cut > lengths[:, None]).any():
+        raise ValueError(f"prefixes must be an (n_lists, J) matrix of prefix lengths within each list; got {cut.shape}")
+    raw = np.zeros(cut.shape)
+    for lists in chunks_by_length(lengths, max_cells=max(1, 1_000_000 // cut.shape[1])):
+        padded, _ = pad_lists(mask, offsets, lists)
+        raw[lists] = _raw(padded, cut[lists], measure, step, kl_eps, all_protected)
+    protected_total = np.rint(prefix_sum(mask, offsets, cut)).astype(np.int64)
+    min_raw, max_raw = (bound.reshape(cut.shape) for bound in
+                        _bounds(cut.reshape(-1), protected_total.reshape(-1), measure, step, kl_eps, all_protected))
+    one_group = (protected_total == 0) | (protected_total == cut)
     tolerance = SPREAD_RTOL * np.abs(max_raw)
     above_min = np.where(np.abs(raw - min_raw) <= tolerance, 0.0, raw - min_raw)
     at_max = np.abs(max_raw - raw) <= tolerance
@@ -209,7 +244,10 @@ def group_fairness_lists(protected, offsets, measure: str, step: int = 1, normal
         with np.errstate(divide="ignore", invalid="ignore"):
             value = np.where(at_max, 1.0, raw / max_raw)
     value = np.where(degenerate, DEGENERATE_GROUP_FAIRNESS, np.clip(value, 0.0, 1.0))
-    return GroupFairnessResult(value=value, raw=raw, min_raw=min_raw, max_raw=max_raw, degenerate=degenerate)
+    fields = {"value": value, "raw": raw, "min_raw": min_raw, "max_raw": max_raw, "degenerate": degenerate}
+    if prefixes is None:
+        fields = {name: array[:, 0] for name, array in fields.items()}
+    return GroupFairnessResult(**fields)
 
 
 def _single(protected, measure, step, normalization="minmax", kl_eps=0.0, all_protected="limit"):

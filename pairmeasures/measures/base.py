@@ -16,7 +16,7 @@ import sys
 import warnings
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, ClassVar, NoReturn, Optional
+from typing import Any, ClassVar, NoReturn, Optional, Sequence, cast
 
 import numpy as np
 from ir_measures import measures
@@ -195,6 +195,9 @@ class PairMeasure(measures.Measure):
     DEGENERATE: ClassVar[float] = 0.0
     #: Says, in a few words, when a query has nothing to measure.
     DEGENERATE_REASON: ClassVar[str] = "nothing to measure"
+    #: Set by a subclass whose ``prepare`` override still keeps or drops each document on its own after the
+    #: cut-off (attaching per-document columns, say), so :meth:`evaluate_cutoffs` may prepare once.
+    PREPARE_PER_DOCUMENT: ClassVar[bool] = False
     SUPPORTED_PARAMS = dict(COMMON_PARAMS)
 
     def degenerate_value(self) -> str:
@@ -372,6 +375,29 @@ class PairMeasure(measures.Measure):
     def evaluate(self, lists: RankedLists) -> MeasureValues:
         """Prepare, then compute, for the provider."""
         return self.compute(self.prepare(lists))
+
+    def evaluate_cutoffs(self, lists: RankedLists, cutoffs: Sequence[int]) -> list[MeasureValues]:
+        """``(self @ k).evaluate(lists)`` for each cut-off k, the documents prepared once, at the deepest k.
+
+        Exact for :meth:`prepare`: ``ranks`` are positions in the system's ranking and its relevance and
+        side-input filters keep or drop each document on its own, so the top k of the prepared deepest lists are
+        the prepared top k. A measure that overrides ``evaluate``, or ``prepare`` without
+        :attr:`PREPARE_PER_DOCUMENT`, is evaluated at each k in turn.
+        """
+        cls = type(self)
+        if cls.evaluate is not PairMeasure.evaluate or (cls.prepare is not PairMeasure.prepare
+                                                        and not cls.PREPARE_PER_DOCUMENT):
+            return [self.at(k).evaluate(lists) for k in cutoffs]
+        return self.compute_cutoffs(self.at(max(cutoffs)).prepare(lists), cutoffs)
+
+    def compute_cutoffs(self, lists: RankedLists, cutoffs: Sequence[int]) -> list[MeasureValues]:
+        """``(self @ k).compute(lists.head(k))`` for each cut-off k of the prepared ``lists``; a family whose math
+        takes every prefix in one pass overrides it (:meth:`RankedLists.prefix_lengths`)."""
+        return [self.at(k).compute(lists.head(k)) for k in cutoffs]
+
+    def at(self, cutoff: int) -> "PairMeasure":
+        """This measure at another cut-off (``self @ cutoff``, typed)."""
+        return cast(PairMeasure, self @ cutoff)
 
 
 def _check_text(values: np.ndarray, present: np.ndarray, lists: RankedLists, measure: PairMeasure, origin: str) -> None:

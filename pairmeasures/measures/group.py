@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from ir_measures import measures
 
-from ..math import DEGENERATE_GROUP_FAIRNESS, group_fairness_lists
+from ..math import DEGENERATE_GROUP_FAIRNESS, group_fairness_lists, prefix_sum
 from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists, RunInputError, in_pyterrier_batch
 
@@ -46,6 +46,14 @@ class GroupFairnessMeasure(PairMeasure):
         return {}
 
     def compute(self, lists: RankedLists) -> MeasureValues:
+        return self._compute_prefixes(lists, lists.lengths[:, None])[0]
+
+    def compute_cutoffs(self, lists: RankedLists, cutoffs) -> list[MeasureValues]:
+        return self._compute_prefixes(lists, lists.prefix_lengths(cutoffs))
+
+    def _compute_prefixes(self, lists: RankedLists, prefixes: np.ndarray) -> list[MeasureValues]:
+        """One result per column of ``prefixes`` ``(queries, J)``: the values of the top ``prefixes[q, j]``
+        documents of each list, each prefix normalised over its own documents."""
         import pandas as pd
 
         labels = lists.column("group")
@@ -53,22 +61,29 @@ class GroupFairnessMeasure(PairMeasure):
         raw_codes, raw_uniques = pd.factorize(pd.Series(labels, dtype=object))
         key_codes, uniques = pd.factorize(pd.Series([label_key(v) for v in raw_uniques], dtype=object))
         codes = key_codes[raw_codes] if raw_codes.size else raw_codes
+        position = np.arange(len(lists)) - lists.offsets[lists.row_query]
         protected = self.param("protected")
         if protected is not None:
             wanted = np.flatnonzero(uniques == label_key(protected))
-            if not wanted.size and codes.size and not in_pyterrier_batch():  # a batch sees part of the run only
-                seen = ", ".join(repr(u) for u in sorted(uniques))
-                raise RunInputError(f"{self}: no document has group {label_key(protected)!r}; groups seen: {seen}. "
-                                    "Name one of them as protected= (labels compare as text, case included)")
             mask = codes == wanted[0] if wanted.size else np.zeros(codes.size, dtype=bool)
-            result = self._run(mask, lists.offsets)
-            protected_count = np.bincount(lists.row_query[mask], minlength=n_queries) if mask.any() else np.zeros(n_queries)
-            causes = degenerate_causes(result.degenerate, [
-                (lists.lengths == 0, "no documents"),
-                (protected_count == 0, f"no document of the protected group {protected!r}"),
-                (protected_count == lists.lengths, f"only documents of the protected group {protected!r}"),
-            ], "every ranking scores the same")
-            return MeasureValues(values=result.value, degenerate=result.degenerate, causes=causes)
+            for j in range(prefixes.shape[1]):
+                within = position < prefixes[lists.row_query, j]
+                if within.any() and not mask[within].any() and not in_pyterrier_batch():  # a batch sees part of the run
+                    seen = ", ".join(repr(u) for u in sorted(uniques[np.unique(codes[within])]))
+                    raise RunInputError(f"{self}: no document has group {label_key(protected)!r}; groups seen: {seen}. "
+                                        "Name one of them as protected= (labels compare as text, case included)")
+            result = self._run(mask, lists.offsets, prefixes)
+            protected_count = np.rint(prefix_sum(mask, lists.offsets, prefixes))
+            results = []
+            for j in range(prefixes.shape[1]):
+                degenerate = result.degenerate[:, j]
+                causes = degenerate_causes(degenerate, [
+                    (prefixes[:, j] == 0, "no documents"),
+                    (protected_count[:, j] == 0, f"no document of the protected group {protected!r}"),
+                    (protected_count[:, j] == prefixes[:, j], f"only documents of the protected group {protected!r}"),
+                ], "every ranking scores the same")
+                results.append(MeasureValues(values=result.value[:, j], degenerate=degenerate, causes=causes))
+            return results
 
         # Every group present in a query against the rest of that query's list; report the worst.
         n_groups = max(len(uniques), 1)
@@ -78,19 +93,25 @@ class GroupFairnessMeasure(PairMeasure):
         pair_offsets = np.concatenate([[0], np.cumsum(pair_lengths)]).astype(np.int64)
         rows = np.repeat(lists.offsets[pair_query] - pair_offsets[:-1], pair_lengths) + np.arange(pair_offsets[-1])
         mask = codes[rows] == np.repeat(pair_group, pair_lengths)
-        result = self._run(mask, pair_offsets)
-        values = np.full(n_queries, -np.inf)
+        pair_prefixes = prefixes[pair_query]
+        result = self._run(mask, pair_offsets, pair_prefixes)
+        values = np.full(prefixes.shape, -np.inf)
         np.maximum.at(values, pair_query, np.where(result.degenerate, -np.inf, result.value))
         degenerate = ~np.isfinite(values)
         values[degenerate] = self.DEGENERATE
-        groups = np.bincount(pair_query, minlength=n_queries)
-        causes = degenerate_causes(degenerate, [(groups == 0, "no documents"), (groups == 1, "one group only")],
-                                   "every ranking scores the same")
-        return MeasureValues(values=values, degenerate=degenerate, causes=causes)
+        present = prefix_sum(mask, pair_offsets, pair_prefixes) > 0  # the pair's group has a document in the prefix
+        results = []
+        for j in range(prefixes.shape[1]):
+            groups = np.bincount(pair_query[present[:, j]], minlength=n_queries)
+            causes = degenerate_causes(degenerate[:, j], [(groups == 0, "no documents"), (groups == 1, "one group only")],
+                                       "every ranking scores the same")
+            results.append(MeasureValues(values=values[:, j], degenerate=degenerate[:, j], causes=causes))
+        return results
 
-    def _run(self, mask: np.ndarray, offsets: np.ndarray):
+    def _run(self, mask: np.ndarray, offsets: np.ndarray, prefixes: np.ndarray):
         return group_fairness_lists(mask, offsets, self.FAMILY, step=self.param("step"),
-                                    normalization=self.param("normalization"), **self.math_options())
+                                    normalization=self.param("normalization"), prefixes=prefixes,
+                                    **self.math_options())
 
 
 class _rND(GroupFairnessMeasure):

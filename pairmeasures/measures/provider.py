@@ -18,6 +18,7 @@ from ir_measures.util import QrelsConverter, RunConverter
 from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure, user_stacklevel
 from .ranked import (
     QrelsLookup,
+    RankedLists,
     RunInputError,
     build_ranked_lists,
     id_problem,
@@ -87,6 +88,34 @@ class PairEvaluator(providers.Evaluator):
         return self._lookup
 
     def _iter_calc(self, run) -> Iterator[Metric]:
+        for measure, query_ids, values in self.values(run):
+            for query_id, value in zip(query_ids, values.tolist()):
+                yield Metric(query_id=query_id, measure=measure, value=value)
+
+    def values(self, run) -> Iterator[tuple[PairMeasure, np.ndarray, np.ndarray]]:
+        """``(measure, query_ids, values)`` of every measure, in order, as arrays (NaN: a degenerate query the
+        measure excludes). The cut-offs of one measure family are evaluated together
+        (:meth:`PairMeasure.evaluate_cutoffs`)."""
+        lists = self._lists(run)
+        results: dict[int, MeasureValues] = {}
+        for family in _families(self.measures):
+            if len(family) > 1:
+                cutoffs = [self.measures[i].param("cutoff") for i in family]
+                computed = self.measures[family[0]].evaluate_cutoffs(lists, cutoffs)
+            else:
+                computed = [self.measures[family[0]].evaluate(lists)]
+            results.update(zip(family, computed))
+        for position, measure in enumerate(self.measures):
+            result = _checked(measure, results.pop(position), lists.query_ids)
+            values = result.values
+            if result.degenerate.any():
+                _warn_degenerate(measure, lists.query_ids, result)
+                if measure.excludes_degenerate():
+                    values = np.where(result.degenerate, np.nan, values)
+            yield measure, lists.query_ids, values
+
+    def _lists(self, run) -> RankedLists:
+        """The run sorted into ranked lists as deep as the measures read, its columns checked first."""
         frame = RunConverter(run, strict=False).as_pd_dataframe()
         depths = [m.depth() for m in self.measures]
         depth = None if None in depths else max((d for d in depths if d is not None), default=None)
@@ -102,19 +131,22 @@ class PairEvaluator(providers.Evaluator):
             if problem:
                 raise RunInputError(problem)
         try:
-            lists = build_ranked_lists(frame, self.query_ids, depth, columns,
-                                       self._relevance() if needs_relevance else None)
+            return build_ranked_lists(frame, self.query_ids, depth, columns,
+                                      self._relevance() if needs_relevance else None)
         except RunInputError as exc:
             raise RunInputError(f"{_names(self.measures)}: {exc}") from None
-        for measure in self.measures:
-            result = _checked(measure, measure.evaluate(lists), lists.query_ids)
-            values = result.values
-            if result.degenerate.any():
-                _warn_degenerate(measure, lists.query_ids, result)
-                if measure.excludes_degenerate():
-                    values = np.where(result.degenerate, np.nan, values)
-            for query_id, value in zip(lists.query_ids, values.tolist()):
-                yield Metric(query_id=query_id, measure=measure, value=value)
+
+
+def _families(measures: List[PairMeasure]) -> List[List[int]]:
+    """Positions of the measures grouped by family: the same measure and parameters but the cut-off (a measure
+    without a cut-off is a family of its own)."""
+    families: dict[tuple, List[int]] = {}
+    for position, measure in enumerate(measures):
+        cut = "cutoff" in measure.SUPPORTED_PARAMS and measure.param("cutoff") is not None
+        key: tuple = ((type(measure), tuple(sorted((name, repr(value)) for name, value in measure.params.items()
+                                                   if name != "cutoff"))) if cut else (position,))
+        families.setdefault(key, []).append(position)
+    return list(families.values())
 
 
 def _names(measures: Iterable[Measure]) -> str:

@@ -87,6 +87,12 @@ class RankedLists:
             return self
         return self.select(self.ranks < cutoff)
 
+    def prefix_lengths(self, cutoffs: Iterable[int]) -> np.ndarray:
+        """``(lists, J)``: how many documents of each list :meth:`head` keeps at each cut-off (a prefix of the list,
+        since its rows are in rank order)."""
+        return np.stack([np.bincount(self.row_query[self.ranks < k], minlength=self.query_ids.size)
+                         for k in cutoffs], axis=1).astype(np.int64)
+
     def with_columns(self, **columns: np.ndarray) -> "RankedLists":
         """A copy with extra (or replaced) per-row columns."""
         return replace(self, columns={**self.columns, **columns})

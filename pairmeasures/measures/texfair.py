@@ -6,14 +6,18 @@ Term-based Representations* (ECIR 2024), Eq. 8-13.
 
 from __future__ import annotations
 
+import numpy as np
 from ir_measures import measures
 
-from ..math import max_ted, texfair_lists
+from ..math import TermFairnessResult, max_ted, texfair_lists
 from .base import MeasureValues, degenerate_causes
 from .ranked import RankedLists
 from .termbase import TARGETS_PARAM, TERM_PARAMS, TermMeasure
 
 __all__ = ["TExFAIR", "TED"]
+
+#: Per-document columns :meth:`_TED.prepare` attaches: occurrences of each group's terms, and token counts.
+_GROUP_COUNTS, _LENGTHS = "term_group_counts", "term_lengths"
 
 
 class _TED(TermMeasure):
@@ -44,15 +48,33 @@ class _TED(TermMeasure):
     def value_range(self) -> str:
         return f"[0, {max_ted(self.targets()):g}]"
 
-    def _results(self, lists: RankedLists):
+    PREPARE_PER_DOCUMENT = True
+    #: Whether the measure is TExFAIR (``max TED - TED``) rather than TED.
+    HIGHER_FAIRER = False
+
+    def prepare(self, lists: RankedLists, cutoff: bool = True) -> RankedLists:
+        """The considered documents with their group term counts and lengths attached, so every cut-off of a run
+        reads the counts of one pass (:meth:`~pairmeasures.PairMeasure.evaluate_cutoffs`)."""
+        lists = super().prepare(lists, cutoff)
         stats = self.stats(lists)
-        return texfair_lists(stats.group_counts(), stats.lengths, self.targets(), lists.offsets, self.param("rbdf"))
+        return lists.with_columns(**{_GROUP_COUNTS: stats.group_counts(), _LENGTHS: stats.lengths})
+
+    def _results(self, lists: RankedLists, prefixes=None):
+        results = texfair_lists(lists.column(_GROUP_COUNTS), lists.column(_LENGTHS), self.targets(), lists.offsets,
+                                self.param("rbdf"), prefixes)
+        return results[1] if self.HIGHER_FAIRER else results[0]
 
     def compute(self, lists: RankedLists) -> MeasureValues:
-        return self._values(lists, self._results(lists)[0])
+        return self._values(lists.lengths, self._results(lists))
 
-    def _values(self, lists: RankedLists, result) -> MeasureValues:
-        causes = degenerate_causes(result.degenerate, [(lists.lengths == 0, "no documents")], "no group terms")
+    def compute_cutoffs(self, lists: RankedLists, cutoffs) -> list[MeasureValues]:
+        prefixes = lists.prefix_lengths(cutoffs)
+        result = self._results(lists, prefixes)
+        return [self._values(prefixes[:, j], TermFairnessResult(result.value[:, j], result.degenerate[:, j]))
+                for j in range(prefixes.shape[1])]
+
+    def _values(self, lengths: np.ndarray, result) -> MeasureValues:
+        causes = degenerate_causes(result.degenerate, [(lengths == 0, "no documents")], "no group terms")
         return MeasureValues(values=result.value, degenerate=result.degenerate, causes=causes)
 
 
@@ -71,12 +93,11 @@ class _TExFAIR(_TED):
     SHORT_DESC = "Gender fairness from the exposure of group terms in the whole top-k (higher = fairer)."
     DIRECTION = "higher-fairer"
 
+    HIGHER_FAIRER = True
+
     @property
     def DEGENERATE(self) -> float:  # type: ignore[override]  # no group exposure: nothing biased shown
         return max_ted(self.targets())
-
-    def compute(self, lists: RankedLists) -> MeasureValues:
-        return self._values(lists, self._results(lists)[1])
 
 
 
