@@ -236,3 +236,25 @@ def test_pipelines_in_experiment(toy):
     assert duo5["exact"] <= duo5["greedy"] < duo5["run"]
     con = pm.BiasedOrdering("most", pole=-1)(toy.runs["pro-first"])
     assert (con.sort_values(["qid", "rank"]).groupby("qid")["polarity"].first() < 0).all()
+
+
+def _two_queries(polarity_b):
+    return pd.DataFrame({"qid": ["a"] * 4 + ["b"] * 4, "docno": [f"d{i}" for i in range(8)],
+                         "score": [4.0, 3, 2, 1] * 2, "polarity": [1.0, 0.9, -1.0, -0.9, *polarity_b]})
+
+
+@pytest.mark.parametrize("reranker", [pm.DuoGreedy(Lambda=0, k=4), pm.DuoGreedy(Lambda=0, k=4, mode="exact"),
+                                      pm.BiasedOrdering("most", pole=-1)])
+def test_a_query_without_polarity_keeps_its_input_order_and_is_reported(reranker):
+    frame = _two_queries([np.nan] * 4)
+    with pytest.warns(RuntimeWarning, match=r"1 queries have no polarity \(e.g. 'b'.*keep their input order"):
+        out = reranker(frame)
+    assert out[out["qid"] == "b"]["docno"].tolist() == ["d4", "d5", "d6", "d7"]
+    assert out[out["qid"] == "a"]["docno"].tolist() != ["d0", "d1", "d2", "d3"]  # the scored query is reordered
+    scored = reranker(frame[frame["qid"] == "a"])
+    assert out[out["qid"] == "a"]["docno"].tolist() == scored["docno"].tolist()
+
+
+def test_a_document_without_polarity_beside_scored_ones_is_an_error():
+    with pytest.raises(ValueError, match=r"document 'd5' of query 'b' has no finite polarity \(NaN\) while other"):
+        pm.DuoGreedy(Lambda=0, k=4)(_two_queries([0.5, np.nan, -0.5, 0.1]))

@@ -3,6 +3,7 @@ the most and least biased orderings (the math lives in :mod:`pairmeasures.math.r
 
 from __future__ import annotations
 
+import warnings
 from typing import Optional
 
 import numpy as np
@@ -15,8 +16,10 @@ from ..math.reorder import _check_lambda_k, duo_extreme_orders, duogreedy_lists
 __all__ = ["DuoGreedy", "BiasedOrdering"]
 
 
-def _prepare(inp: pd.DataFrame, name: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
-    """Validated frame sorted by query and rank, its polarity matrix ``(rows, m)`` and offsets."""
+def _prepare(inp: pd.DataFrame, name: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
+    """Validated frame sorted by query and rank, its polarity matrix ``(rows, m)``, offsets, and the rows
+    of queries without any polarity (all NaN, as ``PolarityScorer(errors="skip")`` leaves a query whose axes
+    cannot be fitted), which keep their input order; a warning says how many."""
     try:
         pt.validate.result_frame(inp, extra_columns=["polarity"])
     except pt.validate.InputValidationError as error:
@@ -33,18 +36,34 @@ def _prepare(inp: pd.DataFrame, name: str) -> tuple[pd.DataFrame, np.ndarray, np
         polarity = np.array([np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in values]) if values else np.zeros((0, 1))
     if polarity.ndim != 2:
         raise ValueError(f"{name}: every document's polarity must have the same number of axes")
-    bad = ~np.isfinite(polarity).all(axis=1)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}: document {frame['docno'].iloc[row]!r} of query {frame['qid'].iloc[row]!r} has no finite "
-                         "polarity (NaN); drop such rows or score them (PolarityScorer errors='skip' leaves NaN)")
     qids = frame["qid"].to_numpy()
     starts = np.flatnonzero(np.r_[True, qids[1:] != qids[:-1]]) if len(qids) else np.zeros(0, dtype=np.int64)
-    return frame, polarity, np.r_[starts, len(qids)].astype(np.int64)
+    offsets = np.r_[starts, len(qids)].astype(np.int64)
+    bad = ~np.isfinite(polarity).all(axis=1)
+    unscored = np.zeros(len(frame), dtype=bool)
+    if bad.any():
+        lengths = np.diff(offsets)
+        whole = np.add.reduceat(bad, offsets[:-1]) == lengths  # every document of the query lacks polarity
+        unscored = np.repeat(whole, lengths)
+        partial = bad & ~unscored
+        if partial.any():
+            row = int(np.flatnonzero(partial)[0])
+            raise ValueError(f"{name}: document {frame['docno'].iloc[row]!r} of query {frame['qid'].iloc[row]!r} has no "
+                             "finite polarity (NaN) while other documents of the query have one; drop such rows or "
+                             "score them")
+        first = frame["qid"].iloc[int(np.flatnonzero(unscored)[0])]
+        warnings.warn(f"{name}: {int(whole.sum())} queries have no polarity (e.g. {first!r}: PolarityScorer could not "
+                      "fit its axis) and keep their input order", RuntimeWarning, stacklevel=3)
+        polarity = np.where(unscored[:, None], 0.0, polarity)
+    return frame, polarity, offsets, unscored
 
 
-def _reordered(frame: pd.DataFrame, order: np.ndarray, offsets: np.ndarray) -> pd.DataFrame:
-    """``frame`` rows in ``order``, with ``score = n - position`` per query and ranks from 0."""
+def _reordered(frame: pd.DataFrame, order: np.ndarray, offsets: np.ndarray,
+               keep: Optional[np.ndarray] = None) -> pd.DataFrame:
+    """``frame`` rows in ``order`` (rows of whole queries marked in ``keep`` stay in input order), with
+    ``score = n - position`` per query and ranks from 0."""
+    if keep is not None and keep.any():
+        order = np.where(keep, np.arange(len(order)), order)
     out = frame.iloc[order].reset_index(drop=True)
     lengths = np.diff(offsets)
     position = np.arange(len(out)) - np.repeat(offsets[:-1], lengths)
@@ -100,11 +119,11 @@ class DuoGreedy(pt.Transformer):
         return out[out["rank"] < self.num_results].reset_index(drop=True)
 
     def _reorder(self, inp: pd.DataFrame) -> pd.DataFrame:
-        frame, polarity, offsets = _prepare(inp, "DuoGreedy")
+        frame, polarity, offsets, unscored = _prepare(inp, "DuoGreedy")
         if len(frame) == 0:
             return _reordered(frame, np.zeros(0, dtype=np.int64), offsets)
         if self.mode == "greedy" or self.Lambda == 1.0:
-            return _reordered(frame, duogreedy_lists(polarity, offsets, self.Lambda, self.k), offsets)
+            return _reordered(frame, duogreedy_lists(polarity, offsets, self.Lambda, self.k), offsets, unscored)
         if polarity.shape[1] != 1:
             raise ValueError(f"DuoGreedy(mode='exact') needs one polarity axis, got {polarity.shape[1]}; "
                              "use mode='greedy' for several")
@@ -116,7 +135,7 @@ class DuoGreedy(pt.Transformer):
         head_rows = np.flatnonzero(head)
         order = np.arange(len(frame))
         order[head] = head_rows[duo_extreme_orders(polarity[head, 0], head_offsets, self.step, which="max")]
-        return _reordered(frame, order, offsets)
+        return _reordered(frame, order, offsets, unscored)
 
 
 class BiasedOrdering(pt.Transformer):
@@ -140,10 +159,11 @@ class BiasedOrdering(pt.Transformer):
         return f"BiasedOrdering({self.which!r}, pole={self.pole})"
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        frame, polarity, offsets = _prepare(inp, "BiasedOrdering")
+        frame, polarity, offsets, unscored = _prepare(inp, "BiasedOrdering")
         if len(frame) == 0:
             return _reordered(frame, np.zeros(0, dtype=np.int64), offsets)
         if polarity.shape[1] != 1:
             raise ValueError(f"BiasedOrdering needs one polarity axis, got {polarity.shape[1]}")
         which = "min" if self.which == "most" else "max"
-        return _reordered(frame, duo_extreme_orders(polarity[:, 0], offsets, which=which, pole=self.pole), offsets)
+        return _reordered(frame, duo_extreme_orders(polarity[:, 0], offsets, which=which, pole=self.pole), offsets,
+                          unscored)

@@ -189,7 +189,8 @@ def _polarity_scorer(context: SystemContext):
     from ..sideinfo.polarity import PolarityModel
     from .polarity import PolarityScorer
 
-    return context.shared("polarity", lambda: PolarityScorer(context.polarity_model or PolarityModel()))
+    return context.shared("polarity", lambda: PolarityScorer(context.polarity_model or PolarityModel(),
+                                                                errors="skip"))
 
 
 def _user_transformer(stage: Stage, spec: str):
