@@ -19,6 +19,7 @@ Usage: PAIRMEASURES_CACHE_DIR=/tmp/pmcache-ev python benchmarks/tradeoff.py [--d
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 import warnings
@@ -76,6 +77,12 @@ def base_run(dataset: str, data: str):
     return run, qrels, profile, pm.bi_encoder(), polarity_from
 
 
+def mmr(Lambda: float, encoder):
+    import pairmeasures as pm
+
+    return pm.TopKMMR(Lambda, k=10, encoder=encoder)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", **data_option())
@@ -93,9 +100,8 @@ def main() -> None:
     for name in args.only:
         start = time.perf_counter()
         run, qrels, profile, encoder, polarity_from = base_run(DATASETS[name].format(data=data), data)
-        doc_encoder = encoder.doc_encoder()
         methods = {"DuoGreedy": lambda Lambda: pm.DuoGreedy(Lambda, k=10),
-                   "MMR": lambda Lambda: pm.TopKMMR(Lambda, k=10, encoder=doc_encoder)}
+                   "MMR": functools.partial(mmr, encoder=encoder.doc_encoder())}
         curve = tradeoff_curve(run, qrels, methods, LAMBDAS, relevance=RELEVANCE, bias=BIAS,
                                resamples=args.resamples)
         png = RESULTS / f"tradeoff_{name}.png"
