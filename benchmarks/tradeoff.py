@@ -9,7 +9,9 @@ Wiki-Balance sample, those with documents of one perspective only) are left out.
 ``pm.DuoGreedy(Lambda, k=10)`` on polarity, ``pm.TopKMMR(Lambda, k=10, encoder=...)`` on the bi-encoder's
 document vectors. ``pairmeasures.apps.curves.tradeoff_curve`` gives the means with paired-bootstrap 95%
 intervals (Duo@10 over the queries it measures: ``degenerate='exclude', missing='skip'`` as in the audit) and
-``equal_cost`` the Duo@10 each method reaches when it gives up at most 0.01, 0.02, 0.05 nDCG@10.
+``equal_cost`` the Duo@10 each method reaches when it gives up at most 0.01, 0.02, 0.05 nDCG@10. Where the
+dataset has gold labels, the same re-rankings are also judged by rKL@10 on them (``gold_*``): DUO is
+DuoGreedy's own objective, measured with the polarity it re-ranks by.
 
 Writes results/tradeoff.json and results/tradeoff_<dataset>.png.
 
@@ -37,6 +39,7 @@ DATASETS = {
 LAMBDAS = (0, .1, .2, .3, .4, .5, .6, .7, .8, .9, .95, 1)
 DROPS = (0.01, 0.02, 0.05)
 RELEVANCE, BIAS = "nDCG@10", "Duo(degenerate='exclude', missing='skip')@10"
+GOLD = "rKL(degenerate='exclude', missing='skip')@10"
 
 
 def base_run(dataset: str, data: str):
@@ -77,6 +80,25 @@ def base_run(dataset: str, data: str):
     return run, qrels, profile, pm.bi_encoder(), polarity_from
 
 
+def equal_costs(curve, bias: str) -> dict:
+    """Each method's point at each relevance cost in DROPS, and which reaches the lower bias (or "tie")."""
+    from pairmeasures.apps.curves import equal_cost
+
+    costs: dict = {}
+    for drop in DROPS:
+        table = equal_cost(curve, "DuoGreedy", "MMR", drop)
+        costs[str(drop)] = {row.method: {"Lambda": round(row.Lambda, 3), "nDCG@10": round(row.relevance, 4),
+                                         bias: round(row.bias, 4)} for row in table.itertuples()}
+        a, b = (costs[str(drop)][m][bias] for m in ("DuoGreedy", "MMR"))
+        costs[str(drop)]["lower"] = "tie" if a == b else "DuoGreedy" if a < b else "MMR"
+    return costs
+
+
+def records(curve) -> list:
+    return [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}
+            for row in curve.to_dict(orient="records")]
+
+
 def mmr(Lambda: float, encoder):
     import pairmeasures as pm
 
@@ -91,7 +113,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import pairmeasures as pm
-    from pairmeasures.apps.curves import equal_cost, tradeoff_curve
+    from pairmeasures.apps.curves import tradeoff_curve
     from pairmeasures.apps.plots import save_png, tradeoff
 
     data = str(Path(args.data).resolve())
@@ -106,22 +128,18 @@ def main() -> None:
                                resamples=args.resamples)
         png = RESULTS / f"tradeoff_{name}.png"
         save_png(tradeoff(curve, "nDCG@10", "Duo@10"), png)
-        costs = {}
-        for drop in DROPS:
-            table = equal_cost(curve, "DuoGreedy", "MMR", drop)
-            costs[str(drop)] = {row.method: {"Lambda": round(row.Lambda, 3), "nDCG@10": round(row.relevance, 4),
-                                             "Duo@10": round(row.bias, 4)} for row in table.itertuples()}
-            duo = {m: v["Duo@10"] for m, v in costs[str(drop)].items()}
-            costs[str(drop)]["lower_duo"] = min(duo, key=duo.get)
+        costs = equal_costs(curve, "Duo@10")
         results[name] = {
             "dataset": profile.name, "queries": len(profile.queries), "judged": int(profile.qrels["query_id"].nunique()),
             "reranked": int(run["qid"].nunique()), "measured": int(qrels["query_id"].nunique()),
             "polarity_fitted_on": polarity_from, "base": "bm25>>dense", "k": 10, "bias": BIAS,
-            "curve": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}
-                      for row in curve.to_dict(orient="records")],
-            "equal_cost": costs, "png": str(png.relative_to(RESULTS.parent.parent)),
-            "seconds": round(time.perf_counter() - start, 1),
+            "curve": records(curve), "equal_cost": costs, "png": str(png.relative_to(RESULTS.parent.parent)),
         }
+        if profile.labels is not None:  # the same re-rankings judged by the gold labels
+            gold = tradeoff_curve(run, qrels, methods, LAMBDAS, relevance=RELEVANCE, bias=GOLD, resamples=args.resamples)
+            results[name].update({"gold_bias": GOLD, "gold_curve": records(gold),
+                                  "gold_equal_cost": equal_costs(gold, "rKL@10")})
+        results[name]["seconds"] = round(time.perf_counter() - start, 1)
         print(name, json.dumps(costs, indent=1), flush=True)
         print("saved", save("tradeoff", dict(sorted(results.items()))), flush=True)
 
