@@ -2,8 +2,7 @@
 
 Runs the command as a user does (a subprocess of this interpreter's ``pairmeasures``) for PERSPECTRUM,
 ProCon, the Wiki-Balance sample (``--by domain``) and Grep-BiasIR (``--by category``), with the systems
-``bm25``, ``bm25>>dense``, ``bm25>>dense>>duogreedy(0.5)`` and ``bm25>>dense>>mmr(0.5)`` (without
-DuoGreedy on PERSPECTRUM and the Wiki-Balance sample, see ``WITHOUT_DUOGREEDY``), and keeps
+``bm25``, ``bm25>>dense``, ``bm25>>dense>>duogreedy(0.5)`` and ``bm25>>dense>>mmr(0.5)``, and keeps
 the leaderboards, summaries, manifests, plots and reports under ``results/audits/<dataset>/``
 (``per_query.csv`` only when under 1 MB). Runs and embeddings are cached under
 ``$PAIRMEASURES_CACHE_DIR``, so a re-run only re-evaluates. ``results/audits/index.json`` lists each
@@ -26,16 +25,11 @@ from pathlib import Path
 from _common import RESULTS, data_option
 
 SYSTEMS = ["bm25", "bm25>>dense", "bm25>>dense>>duogreedy(0.5)", "bm25>>dense>>mmr(0.5)"]
-#: Without duogreedy: the PolarityScorer that build_system inserts before it raises for a query whose axis
-#: cannot be fitted ("query '873' has 1 fit document(s); 1 axis(es) need at least 2": 68 PERSPECTRUM claims
-#: have one labelled perspective, and the Wiki-Balance sample's queries 1 to 3 documents), where the audit's
-#: own scorer skips such queries; benchmarks/tradeoff.py measures DuoGreedy on the queries with an axis.
-WITHOUT_DUOGREEDY = [s for s in SYSTEMS if "duogreedy" not in s]
 #: name -> (dataset id or folder under --data, --by field or None, systems)
 DATASETS = {
-    "perspectrum": ("pair/perspectrum", None, WITHOUT_DUOGREEDY),
+    "perspectrum": ("pair/perspectrum", None, SYSTEMS),
     "procon": ("pair/procon", None, SYSTEMS),
-    "wiki-balance-sample": ("{data}/wiki-balance-sample", "domain", WITHOUT_DUOGREEDY),
+    "wiki-balance-sample": ("{data}/wiki-balance-sample", "domain", SYSTEMS),
     "grep-biasir": ("pair/grep-biasir", "category", SYSTEMS),
 }
 KEEP = ("leaderboard.json", "leaderboard.md", "summary.csv", "manifest.json", "report.html")
