@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
+from .._atomic import write_atomically
 from ..analysis.manifest import Manifest, sha256_file
 
 if TYPE_CHECKING:
@@ -293,10 +294,7 @@ def _runs(systems: dict, profile: Profile, context, scorer, manifest: Manifest, 
         manifest.cached(name, False, key or "not cached: user code (module:attr)")
         if path is not None:
             folder.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            os.close(handle)
-            run.drop(columns=["text"]).to_pickle(temporary)
-            os.replace(temporary, path)
+            write_atomically(path, pickle.dumps(run.drop(columns=["text"]), protocol=pickle.HIGHEST_PROTOCOL))
         runs[name] = run
     return runs, keys
 
@@ -327,10 +325,7 @@ def _memo(kind: str, parts: Any, compute: Callable[[], Any], manifest: Manifest)
             return value
     value = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(descriptor, "wb") as stream:
-        pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(temporary, path)
+    write_atomically(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
     manifest.cache.setdefault("evaluations", {})[kind] = "miss"
     return value
 

@@ -8,12 +8,14 @@ is drawn.
 
 from __future__ import annotations
 
+import io
 import math
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .._atomic import write_atomically
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -263,13 +265,7 @@ def save_png(figure: Figure, path: str | os.PathLike) -> None:
     path = Path(path)
     if not path.parent.is_dir():
         raise ValueError(f"save_png: folder {path.parent} does not exist; create it first")
-    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False) as handle:
-        try:
-            figure.savefig(handle, format="png", dpi=DPI, metadata={"Software": None})
-        except BaseException:
-            handle.close()
-            os.unlink(handle.name)
-            raise
-    os.chmod(handle.name, 0o644)  # a temporary file is private; the PNG is not
-    os.replace(handle.name, path)
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=DPI, metadata={"Software": None})
+    write_atomically(path, image.getvalue())
     figure.clear()

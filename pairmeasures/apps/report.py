@@ -12,11 +12,12 @@ import html
 import math
 import numbers
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .._atomic import write_atomically
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -122,14 +123,4 @@ def write_report(path: str | os.PathLike, title: str, sections: Sequence[Section
     path = Path(path)
     if not path.parent.is_dir():
         raise ValueError(f"write_report: folder {path.parent} does not exist; create it first")
-    text = render_report(title, sections, **options)
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
-                                     delete=False) as handle:
-        try:
-            handle.write(text)
-        except BaseException:
-            handle.close()
-            os.unlink(handle.name)
-            raise
-    os.chmod(handle.name, 0o644)  # a temporary file is private; the report is not
-    os.replace(handle.name, path)
+    write_atomically(path, render_report(title, sections, **options))

@@ -55,20 +55,12 @@ def check_writable(path, force: bool = False) -> None:
 def write_table(frame: pd.DataFrame, path, force: bool = False) -> None:
     """Write ``frame`` to ``path`` as TSV, CSV or JSON records by its extension, atomically (a temporary
     file beside it, then a rename), never over an existing file unless ``force``."""
-    import os
-    import tempfile
     from pathlib import Path
+
+    from .._atomic import write_atomically
 
     path = Path(path)
     check_writable(path, force)
     fmt = FILE_FORMATS[path.suffix.lower()]
-    text = render(frame, "json") if fmt == "json" else frame.to_csv(index=False, sep="\t" if fmt == "tsv" else ",")
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
-                                     delete=False) as handle:
-        try:
-            handle.write(text)
-        except BaseException:
-            handle.close()
-            os.unlink(handle.name)
-            raise
-    os.replace(handle.name, path)
+    write_atomically(path, render(frame, "json") if fmt == "json" else
+                     frame.to_csv(index=False, sep="\t" if fmt == "tsv" else ","))

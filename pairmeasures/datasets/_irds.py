@@ -8,7 +8,6 @@ decided at first use, not at registration, and a change of ``PAIRMEASURES_DATA``
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -17,6 +16,7 @@ from ir_datasets.datasets.base import Dataset, FilteredQrels
 from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries
 from ir_datasets.indices import Docstore
 
+from .._atomic import write_atomically
 from ._catalogue import SPECS
 from ._loaders import DatasetSpec, Tables, load_tables
 from ._records import GroupLabel, Qrel, Query
@@ -147,10 +147,8 @@ class PairLabels:
         if not path.is_file():
             labels = self._labels()
             path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, suffix=".tmp", delete=False) as out:
-                out.write("query-id\tcorpus-id\tgroup\n")
-                out.writelines(f"{label.query_id}\t{label.doc_id}\t{label.group}\n" for label in labels)
-            os.replace(out.name, path)
+            write_atomically(path, "query-id\tcorpus-id\tgroup\n" +
+                             "".join(f"{label.query_id}\t{label.doc_id}\t{label.group}\n" for label in labels))
         return path
 
     def query_info_iter(self):

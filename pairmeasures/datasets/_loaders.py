@@ -14,11 +14,11 @@ import hashlib
 import logging
 import os
 import pickle
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from .._atomic import write_atomically
 from ..sideinfo.beir import DataFileError, read_labels, read_qrels
 from ..sideinfo.memo import Memo
 from ._records import GroupLabel, Qrel
@@ -123,9 +123,7 @@ def _write_pickle(spec: DatasetSpec, key: str, tables: Tables) -> None:
     path = _pickle_path(spec, key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("wb", dir=path.parent, suffix=".tmp", delete=False) as handle:
-            pickle.dump(tables, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(handle.name, path)
+        write_atomically(path, pickle.dumps(tables, protocol=pickle.HIGHEST_PROTOCOL))
         for stale in path.parent.glob(f"{spec.id.replace('/', '-')}-*.pickle"):
             if stale != path:
                 stale.unlink()
