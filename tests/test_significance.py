@@ -89,3 +89,19 @@ def test_bad_input_names_what_to_fix():
 def test_fewer_than_two_common_queries_give_no_test():
     frame = pd.DataFrame({"system": ["a", "b", "a"], "qid": ["1", "1", "2"], "measure": "m", "value": [1.0, 2.0, 3.0]})
     assert paired_tests(frame, "a").empty
+
+
+def test_scores_by_query_gives_ir_measures_the_frame_values():
+    import ir_measures
+
+    from pairmeasures.apps.curves import scores_by_query
+
+    _, qrels, runs = _data(3)
+    qrels = qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
+    frame = runs[2].rename(columns={"qid": "query_id", "docno": "doc_id"}).sample(frac=1, random_state=0)
+    measures = [ir_measures.parse_measure(m) for m in ("nDCG@10", "R@100", "P@5", "AP")]
+    def values(run) -> dict:
+        return {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(measures, qrels, run)}
+
+    expected = values(frame)
+    assert len(expected) == 4 * 40 and values(scores_by_query(frame)) == expected

@@ -12,6 +12,7 @@ qrels, measure strings, seeds), so a warm re-run loads no model, index or plotti
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -363,11 +364,19 @@ def _per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFra
     import ir_measures
     import pandas as pd
 
+    from ..measures import PairMeasure
+    from .curves import scores_by_query
+
     names = {evaluated: shown for shown, evaluated in measures.items()}
+    pair = [m for m in measures.values() if isinstance(m, PairMeasure)]
+    other = [m for m in measures.values() if not isinstance(m, PairMeasure)]
     rows = []
     for system, run in runs.items():
         frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
-        for metric in ir_measures.iter_calc(list(measures.values()), qrels, frame):
+        metrics = ir_measures.iter_calc(pair, qrels, frame) if pair else iter(())
+        if other:  # trec_eval-based measures read {qid: {docno: score}}, built from arrays, not row by row
+            metrics = itertools.chain(ir_measures.iter_calc(other, qrels, scores_by_query(frame)), metrics)
+        for metric in metrics:
             if not (isinstance(metric.value, float) and math.isnan(metric.value)):
                 rows.append((system, str(metric.query_id), names[metric.measure], float(metric.value)))
     table = pd.DataFrame(rows, columns=["system", "qid", "measure", "value"])
