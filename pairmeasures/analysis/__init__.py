@@ -6,5 +6,6 @@ measure has no row). NumPy at import; pandas only when a frame function is calle
 
 from .bootstrap import BootstrapWarning, paired_bootstrap, summarize
 from .breakdown import SmallCellWarning, breakdown
+from .significance import paired_tests
 
-__all__ = ["BootstrapWarning", "SmallCellWarning", "breakdown", "paired_bootstrap", "summarize"]
+__all__ = ["BootstrapWarning", "SmallCellWarning", "breakdown", "paired_bootstrap", "paired_tests", "summarize"]

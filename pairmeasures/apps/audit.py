@@ -2,7 +2,7 @@
 
 Composes the lower layers: a dataset profile (topics, qrels, gold labels, polarity model, query fields),
 systems built from specs (:mod:`pairmeasures.pipelines.specs`) with their runs cached on disk, per-query
-values through ``ir_measures``, significance through ``pt.Experiment``, bootstrap intervals and
+values through ``ir_measures`` (each run evaluated once), pt.Experiment's significance test on those values, bootstrap intervals and
 breakdowns (:mod:`pairmeasures.analysis`), the DuoGreedy-vs-MMR trade-off (:mod:`pairmeasures.apps.curves`),
 plots and a self-contained HTML report. Everything is written into a temporary folder beside ``--out`` and
 renamed into place at the end. Evaluation outputs and PNGs are cached by the content they derive from (run keys,
@@ -12,6 +12,7 @@ qrels, measure strings, seeds), so a warm re-run loads no model, index or plotti
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -363,11 +364,19 @@ def _per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFra
     import ir_measures
     import pandas as pd
 
+    from ..measures import PairMeasure
+    from .curves import scores_by_query
+
     names = {evaluated: shown for shown, evaluated in measures.items()}
+    pair = [m for m in measures.values() if isinstance(m, PairMeasure)]
+    other = [m for m in measures.values() if not isinstance(m, PairMeasure)]
     rows = []
     for system, run in runs.items():
         frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
-        for metric in ir_measures.iter_calc(list(measures.values()), qrels, frame):
+        metrics = ir_measures.iter_calc(pair, qrels, frame) if pair else iter(())
+        if other:  # trec_eval-based measures read {qid: {docno: score}}, built from arrays, not row by row
+            metrics = itertools.chain(ir_measures.iter_calc(other, qrels, scores_by_query(frame)), metrics)
+        for metric in metrics:
             if not (isinstance(metric.value, float) and math.isnan(metric.value)):
                 rows.append((system, str(metric.query_id), names[metric.measure], float(metric.value)))
     table = pd.DataFrame(rows, columns=["system", "qid", "measure", "value"])
@@ -377,39 +386,14 @@ def _per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFra
                              ignore_index=True)
 
 
-def _significance(runs: dict, profile: Profile, per_query: "pd.DataFrame", measures: dict, baseline: str,
-                  correction: str) -> dict:
-    """``{(system, measure): (p_value, reject)}`` from ``pt.Experiment`` against the baseline with the correction.
+def _significance(per_query: "pd.DataFrame", baseline: str, correction: str) -> dict:
+    """``{(system, measure): (p_value, reject)}``: pt.Experiment's paired t-test against the baseline with the
+    correction, from the per-query values already measured (:func:`pairmeasures.analysis.paired_tests`), over the
+    queries every system measured."""
+    from ..analysis import paired_tests
 
-    The paired test needs a value of every system on each query: a measure is tested over the queries every
-    system measured (all queries for relevance measures), one ``pt.Experiment`` call per distinct query set."""
-    import pandas as pd
-    import pyterrier as pt
-
-    order = [baseline] + [n for n in runs if n != baseline]
-    counts = per_query.groupby(["measure", "qid"])["system"].nunique()
-    sets: dict = {}
-    for shown in measures:
-        common = tuple(sorted(q for q, n in counts[shown].items() if n == len(runs))) if shown in counts else ()
-        sets.setdefault(common, []).append(shown)
-    qrels = profile.qrels.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
-    result = {}
-    for qids, group in sets.items():
-        if len(qids) < 2:
-            continue
-        topics = pd.DataFrame({"qid": list(qids), "query": [profile.queries[q] for q in qids]})
-        chosen = [measures[m] for m in group]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            table = pt.Experiment([pt.Transformer.from_df(runs[n], uniform=False) for n in order], topics,
-                                  qrels[qrels["qid"].isin(qids)], eval_metrics=chosen, names=order, baseline=0,
-                                  correction=correction)
-        for row in table.to_dict(orient="records"):
-            for shown in group:
-                p = row.get(f"{measures[shown]} p-value", math.nan)
-                p = math.nan if p is None else float(p)
-                result[(row["name"], shown)] = (p, bool(row.get(f"{measures[shown]} reject", False)) and not math.isnan(p))
-    return result
+    tests = paired_tests(per_query, baseline, correction)
+    return {(s, m): (p, r) for s, m, p, r in zip(tests["system"], tests["measure"], tests["p_value"], tests["reject"])}
 
 
 def _leaderboard_table(summary: "pd.DataFrame", measures: dict, directions: dict) -> "pd.DataFrame":
@@ -532,7 +516,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     with manifest.step("evaluate"):
         def evaluate() -> tuple:
             table = _per_query(runs, profile.qrels, shown)
-            return table, _significance(runs, profile, table, shown, baseline, correction)
+            return table, _significance(table, baseline, correction)
 
         per_query, significance = _memo("evaluate", [keys, qrels_key, evaluated, baseline, correction], evaluate, manifest)
     from ..analysis import SmallCellWarning, breakdown, summarize
@@ -613,7 +597,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                                 "bias measures exclude queries with nothing to measure (n = queries measured).",
                                 tables=[("mean per system", leaderboard)]),
                         Section("Statistics", f"95% paired bootstrap intervals ({resamples} resamples, seed {seed}); "
-                                f"p-values from pt.Experiment against {baseline}, {correction} correction.",
+                                f"p-values of pt.Experiment's paired t-test against {baseline}, {correction} correction.",
                                 tables=[("summary", summary)]),
                         Section("Plots", images=images)]
             if trade is not None:
@@ -810,7 +794,7 @@ def help_epilog() -> str:
             "  labels; TExFAIR@10 NFaiRR@10 RaB@10 where a gender term list applies. Bias measures leave out queries\n"
             "  with nothing to measure (degenerate='exclude') and count them: n in every table.\n\n"
             "statistics: paired bootstrap 95% intervals of each mean and of each system's difference to --baseline\n"
-            "  (--resamples, --seed); p-values from pt.Experiment against the baseline with --correction; --by FIELD\n"
+            "  (--resamples, --seed); p-values of pt.Experiment's paired t-test against the baseline with --correction; --by FIELD\n"
             "  means per value of a query field with counts (cells under --min-cell are warned about).\n\n"
             "trade-off: for a system with a duogreedy(...) stage, DuoGreedy and MMR (pm.TopKMMR on the bi-encoder) re-rank\n"
             "  the run of the spec before that stage at each of --lambdas: tradeoff.csv, tradeoff.png and the bias each\n"

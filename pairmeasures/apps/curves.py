@@ -100,7 +100,9 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
         bias_measure = bias_measure(degenerate="exclude")
     ir_qrels = _ir_frame(qrels, "qrels")
     query_ids = np.asarray(pd.unique(ir_qrels["query_id"].astype(str)), dtype=object)
-    evaluator = ir_measures.evaluator([relevance_measure, bias_measure], ir_qrels)
+    # relevance from {qid: {docno: score}} (what ir_measures would build from the frame row by row), bias from the frame
+    relevance_evaluator = ir_measures.evaluator([relevance_measure], ir_qrels)
+    bias_evaluator = ir_measures.evaluator([bias_measure], ir_qrels)
     rows, relevance_values, bias_values = [], [], []
     todo = [(method, Lambda) for method in methods for Lambda in lambdas]
     for method, Lambda in tqdm(todo, desc="trade-off curve", unit="run"):
@@ -111,7 +113,9 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
         reranked = reranker.transform(base_run)
         with warnings.catch_warnings():  # every run of the curve would warn; n counts the measured queries
             warnings.simplefilter("ignore", DegenerateQueryWarning)
-            per_query = pd.DataFrame(evaluator.iter_calc(_ir_frame(reranked, f"{method}({Lambda})'s output")))
+            frame = _ir_frame(reranked, f"{method}({Lambda})'s output")
+            run = scores_by_query(frame) if not isinstance(relevance_measure, PairMeasure) else frame
+            per_query = pd.DataFrame([*relevance_evaluator.iter_calc(run), *bias_evaluator.iter_calc(frame)])
         per_query["measure"] = per_query["measure"].map(str)
         table = per_query.pivot(index="query_id", columns="measure", values="value").reindex(query_ids)
         relevance_values.append(table[str(relevance_measure)].to_numpy(dtype=np.float64))
@@ -161,6 +165,16 @@ def equal_cost(curve: "pd.DataFrame", method_a: str, method_b: str, relevance_dr
         t = (rel[j - 1] - floor) / (rel[j - 1] - rel[j])
         rows.append((method, *(v[j - 1] + t * (v[j] - v[j - 1]) for v in (Lambda, rel, bias))))
     return pd.DataFrame(rows, columns=["method", "Lambda", "relevance", "bias"])
+
+
+def scores_by_query(frame: "pd.DataFrame") -> dict:
+    """``{query_id: {doc_id: score}}`` of an ir_measures run frame, built per query from arrays: the run ir_measures'
+    trec_eval-based measures read, without its row-by-row conversion of the frame (same values)."""
+    if "score" not in frame.columns:
+        raise ValueError("the run has no 'score' column; ir_measures ranks by it")
+    docs, scores = frame["doc_id"].to_numpy(), frame["score"].to_numpy(dtype=np.float64)
+    return {str(qid): dict(zip(docs[rows].tolist(), scores[rows].tolist()))
+            for qid, rows in frame.groupby("query_id", sort=False).indices.items()}
 
 
 def _at_cutoff(family: str, k: int):
