@@ -134,6 +134,7 @@ def test_cache_warm_rerun_and_what_invalidates(folder, runs, tmp_path):
     ("bad spec", ["--systems", "bm25>>"], "empty stage"),
     ("unknown stage", ["--systems", "bm25>>frobnicate(1)"], "unknown stage"),
     ("unknown dataset", ["--dataset", "pair/nonexistent"], "known datasets"),
+    ("misspelt dataset", ["--dataset", "pair/procn"], "did you mean 'pair/procon'?"),
     ("missing run file", ["--systems", "run:/nonexistent.run"], "does not exist"),
     ("bad baseline", ["--baseline", "nobody"], "--baseline"),
     ("bad by", ["--by", "colour"], "no query field 'colour'"),

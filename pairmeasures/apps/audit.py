@@ -136,7 +136,11 @@ def load_profile(dataset: str | os.PathLike, data: Optional[str | os.PathLike] =
 
         name = name.removeprefix("irds:")
         if name not in SPEC_BY_ID:
-            raise ValueError(f"--dataset {str(dataset)!r} is neither a folder nor a pairmeasures dataset; known datasets: "
+            import difflib
+
+            close = difflib.get_close_matches(name, list(SPEC_BY_ID), n=1, cutoff=0.6)
+            raise ValueError(f"--dataset {str(dataset)!r} is neither a folder nor a pairmeasures dataset"
+                             f"{f'; did you mean {close[0]!r}?' if close else ''}; known datasets: "
                              f"{_known_datasets()}; a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/test.tsv, "
                              "optional labels.tsv) works too")
         spec = SPEC_BY_ID[name]
