@@ -17,6 +17,7 @@ import hashlib
 import logging
 import os
 import tempfile
+import threading
 import time
 import warnings
 from contextlib import contextmanager
@@ -36,6 +37,9 @@ _log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
+#: Loaded models by (model files' fingerprint or hub name, backend, device), shared by every Embedder.
+_LOADED: dict = {}
+_LOADING = threading.Lock()
 _CHUNK = 1024  # texts stored in the cache per transaction; an interrupted job keeps what was stored
 _PROGRESS_DELAY = 2.0  # seconds before a progress bar appears (when not asked for explicitly): short jobs show none
 
@@ -249,11 +253,19 @@ class Embedder:
         return None  # a hub name
 
     def load(self):
-        """The sentence-transformers model, loaded on first use."""
+        """The sentence-transformers model, loaded on first use. Embedders of the same model files, backend and
+        device share one loaded copy in a process (models are only used for inference), so a polarity model and a
+        bi-encoder on the same weights load them once."""
         if self._model is not None:
             return self._model
-        with self._timed(), _quiet_loading():
-            self._model = self._load()
+        if self.backend == "onnx-int8":
+            _require_onnx()  # before a shared copy is found: the backend's requirement holds for every embedder
+        with self._timed(), _quiet_loading(), _LOADING:
+            local = self._local_directory()
+            loaded = (self._fingerprint() if local is not None else self.model_name, self.backend, self.device)
+            if loaded not in _LOADED:
+                _LOADED[loaded] = self._load()
+            self._model = _LOADED[loaded]
         return self._model
 
     def _load(self):
@@ -273,8 +285,6 @@ class Embedder:
                 f"device {self.device!r}: pass device='cpu', or backend='torch' to use the GPU")
         else:
             device = "cpu"
-        if self.backend == "onnx-int8":
-            _require_onnx()
         local = self._local_directory()
         source = str(local) if local is not None else self.model_name
         try:
