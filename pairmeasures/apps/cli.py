@@ -336,6 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--cache", default=None, help="cache file (default: ~/.cache/pairmeasures/embeddings.sqlite)")
     cache.add_argument("--yes", action="store_true", help="clear without asking")
     cache.set_defaults(run=_cache)
+
+    from .seme import add_command as add_seme
+
+    add_seme(commands)
     return parser
 
 
@@ -346,5 +350,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return args.run(args)
     except (ValueError, NameError, FileNotFoundError, RuntimeError) as exc:  # bad input: one line, no traceback
-        print(f"pairmeasures {args.command}: error: {exc}", file=sys.stderr)
+        command = " ".join(filter(None, (args.command, getattr(args, "step", None))))
+        print(f"pairmeasures {command}: error: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,80 @@
+"""Shared machinery of the group-exposure family (EXP, EXPU, EXPRU, ERB*, ARP, NDKL, ...): group codes from the
+``group`` side input, per-group values, and FairRankTune's ways of combining them (:mod:`pairmeasures.math.group_combos`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from ir_measures import measures
+
+from ..math.group_combos import COMBOS, combine_groups
+from .base import COMMON_PARAMS, MeasureValues, PairMeasure, SideInput, degenerate_causes
+from .group import label_key
+from .ranked import RankedLists
+
+__all__ = ["GROUP_PARAM", "COMBO_PARAM", "GroupComboMeasure", "group_codes"]
+
+GROUP_PARAM = measures.ParamInfo(dtype=str, default=None, desc="resource giving group labels (e.g. 'irds:pair/procon', 'beir:DIR', 'tsv:FILE') instead of the run's group column")
+COMBO_PARAM = measures.ParamInfo(dtype=str, choices=COMBOS, default="MaxMinDiff", desc="how per-group values combine (FairRankTune's names): 'MaxMinDiff' max - min, 'MaxAbsDiff' max |x - mean|, 'MeanAbsDev', 'LTwo' L2 norm, 'Variance', 'MinMaxRatio' min/max (1 = equal), 'MaxMinRatio' max/min")
+
+
+def group_codes(lists: RankedLists) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's group code and the groups' labels: labels compare as text, so 1, 1.0 and '1' are one group."""
+    import pandas as pd
+
+    raw_codes, raw_uniques = pd.factorize(pd.Series(lists.column("group"), dtype=object))
+    key_codes, uniques = pd.factorize(pd.Series([label_key(v) for v in raw_uniques], dtype=object))
+    codes = key_codes[raw_codes] if raw_codes.size else raw_codes.astype(np.int64)
+    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+
+
+class GroupComboMeasure(PairMeasure):
+    """A measure that computes one value per group of each list and combines them with ``combo``.
+
+    Subclasses implement :meth:`group_parts`; the group value is ``numerator / denominator``, taken over the
+    groups with at least one considered document. A list with fewer than two groups, or where a present group's
+    denominator is 0 or the combination is undefined, is degenerate and gets :meth:`degenerate_default`.
+    """
+
+    SIDE_INPUTS = (SideInput(column="group", param="group", kind="labels"),)
+    SUPPORTED_PARAMS = {**COMMON_PARAMS, "group": GROUP_PARAM, "combo": COMBO_PARAM}
+    DIRECTION = "lower-fairer"
+    DEGENERATE_REASON = "its documents come from one group only"
+
+    #: Says, in a few words, what a zero denominator means (e.g. "a group has no relevant document").
+    ZERO_DENOMINATOR = "a group's value is undefined (zero denominator)"
+
+    def direction(self) -> str:
+        return "higher-fairer" if self.param("combo") == "MinMaxRatio" else "lower-fairer"
+
+    def degenerate_default(self) -> float:
+        """The value of a degenerate list: 1 for the ratio combinations (groups equal), else :attr:`DEGENERATE`."""
+        return 1.0 if self.param("combo") in ("MinMaxRatio", "MaxMinRatio") else self.DEGENERATE
+
+    @property
+    def DEFAULT(self) -> float:  # type: ignore[override]
+        return float("nan") if self.excludes_degenerate() else self.degenerate_default()
+
+    def degenerate_value(self) -> str:
+        return str(self.degenerate_default())
+
+    def group_parts(self, lists: RankedLists, codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(numerator, denominator)``, each ``(queries, n_groups)``: the group values are their ratio."""
+        raise NotImplementedError
+
+    def compute(self, lists: RankedLists) -> MeasureValues:
+        codes, uniques = group_codes(lists)
+        n_queries, n_groups = lists.query_ids.size, max(len(uniques), 1)
+        present = np.bincount(lists.row_query * n_groups + codes, minlength=n_queries * n_groups).reshape(
+            n_queries, n_groups) > 0
+        numerator, denominator = self.group_parts(lists, codes, n_groups)
+        zero = (present & (denominator == 0)).any(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            group_values = np.where(present & (denominator != 0), numerator / np.where(denominator == 0, 1, denominator), 0.0)
+        value, defined = combine_groups(group_values, present & ~zero[:, None], self.param("combo"))
+        degenerate = ~defined | zero
+        groups = present.sum(axis=1)
+        causes = degenerate_causes(degenerate, [(lists.lengths == 0, "no documents"), (groups < 2, "one group only"),
+                                                (zero, self.ZERO_DENOMINATOR)],
+                                   "the combination is undefined (a ratio with a zero group value)")
+        return MeasureValues(values=np.where(degenerate, self.degenerate_default(), value), degenerate=degenerate,
+                             causes=causes)
