@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from ir_measures import measures
 
@@ -40,6 +42,10 @@ class GroupComboMeasure(PairMeasure):
     DIRECTION = "lower-fairer"
     DEGENERATE_REASON = "its documents come from one group only"
 
+    #: How FairRankTune pools a set of rankings (one per query here) into one value per group: ``"ratio"``
+    #: sums numerators and denominators over the rankings first (EXP: all exposure over all items of the
+    #: group), ``"sum"`` adds the per-ranking group values (ERBE, ARP).
+    POOLING: ClassVar[str] = "ratio"
     #: Says, in a few words, what a zero denominator means (e.g. "a group has no relevant document").
     ZERO_DENOMINATOR = "a group's value is undefined (zero denominator)"
 
