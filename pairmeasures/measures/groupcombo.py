@@ -9,14 +9,22 @@ import numpy as np
 from ir_measures import measures
 
 from ..math.group_combos import COMBOS, combine_groups
-from .base import COMMON_PARAMS, MeasureValues, PairMeasure, SideInput, degenerate_causes
+from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .group import label_key
 from .ranked import RankedLists
 
-__all__ = ["GROUP_PARAM", "COMBO_PARAM", "GroupComboMeasure", "group_codes"]
+__all__ = ["GROUP_PARAM", "COMBO_PARAM", "MAX_REL_PARAM", "GroupComboMeasure", "group_codes", "utility"]
 
 GROUP_PARAM = measures.ParamInfo(dtype=str, default=None, desc="resource giving group labels (e.g. 'irds:pair/procon', 'beir:DIR', 'tsv:FILE') instead of the run's group column")
 COMBO_PARAM = measures.ParamInfo(dtype=str, choices=COMBOS, default="MaxMinDiff", desc="how per-group values combine (FairRankTune's names): 'MaxMinDiff' max - min, 'MaxAbsDiff' max |x - mean|, 'MeanAbsDev', 'LTwo' L2 norm, 'Variance', 'MinMaxRatio' min/max (1 = equal), 'MaxMinRatio' max/min")
+
+MAX_REL_PARAM = RangedParam(dtype=int, default=1, low=1, high=1000, desc="utility of a document: min(qrel, max_rel) / max_rel, unjudged and negative labels 0 (default 1: binary, a qrel >= 1 is relevant)")
+
+
+def utility(lists: RankedLists, max_rel: int) -> np.ndarray:
+    r"""Each row's utility in [0, 1] from its qrel: :math:`\min(\mathrm{rel}, m) / m`, 0 when unjudged or negative."""
+    relevance = np.nan_to_num(lists.relevance, nan=0.0)
+    return np.clip(relevance, 0, max_rel) / max_rel
 
 
 def group_codes(lists: RankedLists) -> tuple[np.ndarray, np.ndarray]:
