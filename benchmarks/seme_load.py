@@ -47,6 +47,8 @@ import numpy as np
 PARTICIPANTS, MAX_PARTICIPANTS = 50, 1_000
 CONDITIONS = ("most_positive", "most_negative", "least", "system")
 STEPS = ("consent", "prior", "results", "document", "summary", "posterior")
+#: The forms a participant submits (the store keeps one submission row for each).
+SUBMITTED = ("consent", "prior", "results", "summary", "posterior")
 
 
 def synthetic_material(queries: int = 5, k: int = 10, seed: int = 0) -> dict:
@@ -246,44 +248,48 @@ def check_stored(db: Path, export_csv: Path, crowd: list[Participant]) -> list[s
         for column, value in expected.items():
             if row.get(column, "").strip().lower() != value.lower():
                 problems.append(f"participant {code}: export {column}={row.get(column)!r}, sent {value!r}")
-    problems += check_sqlite(db, set(finished))
+    problems += check_sqlite(db, finished)
     return problems
 
 
-def check_sqlite(db: Path, codes: set[str]) -> list[str]:
-    """Every participant code once in the SQLite file (read-only), and no submission id stored twice."""
+def check_sqlite(db: Path, finished: dict[str, dict]) -> list[str]:
+    """Every finished participant once in the SQLite file (read-only) with the answers it sent, one stored submission
+    per step it answered (a replayed one not stored again), one click row per document it opened."""
     problems = []
     connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        tables = [name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        columns = {table: [row[1] for row in connection.execute(f'PRAGMA table_info("{table}")')] for table in tables}
-        for table, names in columns.items():
-            if "submission" in names:
-                twice = connection.execute(f'SELECT submission, COUNT(*) FROM "{table}" GROUP BY submission '
-                                           "HAVING COUNT(*) > 1").fetchall()
-                problems += [f"submission {sid} stored {n} times in {table}" for sid, n in twice]
-        participant_tables = [t for t in tables if t.startswith("participant")]
-        if not participant_tables:
-            return problems + [f"no participants table in {db} (tables: {tables})"]
-        table = participant_tables[0]
-        key = next((c for c in ("code", "participant", "id", "participant_id") if c in columns[table]), None)
-        if key is None:
-            return problems + [f"{table} has no participant code column ({columns[table]})"]
-        stored = [str(code) for (code,) in connection.execute(f'SELECT "{key}" FROM "{table}"')]
+        rows = connection.execute("SELECT participant, prior, posterior, summary, step FROM participants").fetchall()
+        submissions = dict(connection.execute("SELECT participant, COUNT(*) FROM submissions GROUP BY participant"))
+        clicks = dict(connection.execute("SELECT participant, COUNT(*) FROM clicks GROUP BY participant"))
+    except sqlite3.DatabaseError as error:
+        return [f"{db}: not the study database expected ({error})"]
     finally:
         connection.close()
-    problems += [f"participant {code} is not in SQLite table {table}" for code in sorted(codes - set(stored))]
-    problems += [f"participant {code} stored {stored.count(code)} times" for code in codes if stored.count(code) > 1]
+    stored = [row[0] for row in rows]
+    by_code = {row[0]: row[1:] for row in rows}
+    for code, sent in finished.items():
+        if stored.count(code) != 1:
+            problems.append(f"participant {code} is stored {stored.count(code)} times in participants")
+            continue
+        expected = (sent["prior"], sent["posterior"], sent["summary"], "done")
+        if tuple(by_code[code]) != expected:
+            problems.append(f"participant {code}: SQLite holds {by_code[code]}, sent {expected}")
+        if submissions.get(code) != len(SUBMITTED):
+            problems.append(f"participant {code}: {submissions.get(code)} submissions stored, "
+                            f"expected {len(SUBMITTED)} ({', '.join(SUBMITTED)})")
+        if clicks.get(code, 0) != len(sent["clicked_ranks"]):
+            problems.append(f"participant {code}: {clicks.get(code, 0)} clicks stored, opened "
+                            f"{len(sent['clicked_ranks'])} documents")
     return problems
 
 
 def percentiles(crowd: list[Participant]) -> dict:
-    """Latency percentiles (ms) and counts per step."""
+    """Latency percentiles (ms) and counts per step (a form's POST with the redirect it answers followed)."""
     out = {}
     for step in ("open", *STEPS, "back"):
         times = np.array([seconds for p in crowd for name, seconds in p.timings if name == step]) * 1e3
         if len(times):
-            out[step] = {"requests": int(len(times)), "p50_ms": round(float(np.percentile(times, 50)), 1),
+            out[step] = {"count": int(len(times)), "p50_ms": round(float(np.percentile(times, 50)), 1),
                          "p90_ms": round(float(np.percentile(times, 90)), 1),
                          "p99_ms": round(float(np.percentile(times, 99)), 1), "max_ms": round(float(times.max()), 1)}
     return out
@@ -356,18 +362,18 @@ def main() -> int:
         replays = [p.replay_status for p in crowd if p.replay]
         bad_replays = [status for status in replays if status is not None and not 200 <= status < 300]
         finished = sum(1 for p in crowd if p.sent)
-        requests = sum(len(p.timings) for p in crowd)
+        actions = sum(len(p.timings) for p in crowd)
         results = {
             "participants": args.participants, "finished": finished, "errors": errors[:20],
             "lost_or_duplicated": problems[:20], "replays": len(replays), "replays_not_answered_as_before": len(bad_replays),
             "wall_s": round(wall, 2), "participants_per_s": round(finished / wall, 2),
-            "requests": requests, "requests_per_s": round(requests / wall, 1), "steps": percentiles(crowd),
+            "actions": actions, "actions_per_s": round(actions / wall, 1), "steps": percentiles(crowd),
             "client": "urllib + http.cookiejar, one thread per participant, no think time",
-            "server": "pairmeasures seme serve (waitress defaults)" if server is not None else base,
+            "server": "pairmeasures seme serve (its default waitress threads), same machine" if server is not None else base,
         }
         print(json.dumps({key: value for key, value in results.items() if key != "steps"}, indent=1))
         for step, numbers in results["steps"].items():
-            print(f"{step:10} {numbers['requests']:5} requests  p50 {numbers['p50_ms']:7.1f} ms  "
+            print(f"{step:10} {numbers['count']:5} times  p50 {numbers['p50_ms']:7.1f} ms  "
                   f"p90 {numbers['p90_ms']:7.1f} ms  p99 {numbers['p99_ms']:7.1f} ms  max {numbers['max_ms']:7.1f} ms")
         if args.out:
             args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -133,16 +133,16 @@ def export(db: Path, out: Path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
-def rows_naming(db: Path, code: str) -> list[tuple[str, tuple]]:
-    """Every SQLite row, in any table, with a column equal to ``code`` (read-only connection)."""
+def stored(db: Path, code: str) -> tuple[list[tuple], list[tuple]]:
+    """The participant's row (prior, posterior, summary, step) and clicks (rank, doc_id), read from SQLite
+    read-only, as the server committed them."""
     connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        found = []
-        for (table,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
-            for row in connection.execute(f'SELECT * FROM "{table}"'):
-                if code in (str(value) for value in row):
-                    found.append((table, row))
-        return found
+        row = connection.execute("SELECT prior, posterior, summary, step FROM participants WHERE participant = ?",
+                                 (code,)).fetchall()
+        clicks = connection.execute("SELECT rank, doc_id FROM clicks WHERE participant = ? ORDER BY click",
+                                    (code,)).fetchall()
+        return row, clicks
     finally:
         connection.close()
 
@@ -154,7 +154,10 @@ def test_a_participant_completes_the_study_in_chromium(server, material, browser
     page.set_default_timeout(TIMEOUT_MS)
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("response", lambda response: problems.append(f"{response.status} for {response.url}")
+            if response.status >= 400 and not response.url.endswith("/favicon.ico") else None)
+    page.on("console", lambda message: problems.append(f"console: {message.text}")
+            if message.type == "error" and "favicon.ico" not in (message.location or {}).get("url", "") else None)
     summary = 'Uniforms cost money but <script>document.title="pwned"</script> reduce "bullying" & teasing.'
     try:
         page.goto(server.url + "/")
@@ -213,7 +216,7 @@ def test_a_participant_completes_the_study_in_chromium(server, material, browser
         context.close()
     assert not problems, problems
 
-    assert rows_naming(server.db, code), f"participant {code} is not in {server.db}"
+    assert stored(server.db, code) == ([(2, -1, summary, "done")], [(1, shown[0]), (3, shown[2])])
     rows = export(server.db, tmp_path / "responses.csv")
     assert [row["participant"] for row in rows] == [code]
     row = rows[0]
