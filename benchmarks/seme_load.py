@@ -140,7 +140,7 @@ class Participant:
     timings: list[tuple[str, float]] = field(default_factory=list)
     sent: dict = field(default_factory=dict)
     error: str | None = None
-    replay_status: int | None = None
+    replays: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
@@ -165,6 +165,18 @@ class Participant:
         """Send the page's form back with its hidden fields and ``values``."""
         return self.request(step, page.action or at, {**page.fields, **values})
 
+    def resend(self, form: Page, at: str, values: dict[str, str], landed: str) -> None:
+        """A double click: ``form`` sent again with the same submission id must be answered as the first time
+        (a redirect to ``landed``), and stored once; a different answer is recorded in ``replays``."""
+        body = urllib.parse.urlencode({**form.fields, **values}).encode()
+        try:
+            with self.opener.open(urllib.parse.urljoin(self.base, form.action or at), body, timeout=60) as reply:
+                now = urllib.parse.urlsplit(reply.geturl()).path
+                if now != landed:
+                    self.replays.append(f"{at} sent again landed on {now}, the first time on {landed}")
+        except urllib.error.HTTPError as error:
+            self.replays.append(f"{at} sent again answered {error.code}")
+
     def run(self) -> None:
         try:
             self.walk()
@@ -173,19 +185,17 @@ class Participant:
 
     def walk(self) -> None:
         at, page = self.request("open", "/")
-        at, page = self.submit("consent", "/", page, {name: value for name, value in page.checkboxes.items()})
+        form, consent = page, dict(page.checkboxes)
+        at, page = self.submit("consent", "/", form, consent)
         expect(at, "/prior", "consent")
+        if self.replay:
+            self.resend(form, "/consent", consent, "/prior")
         prior = int(self.rng.integers(-3, 4))
         form = page
         at, page = self.submit("prior", "/prior", form, {"opinion": str(prior)})
         expect(at, "/results", "prior")
-        if self.replay:  # a double click: the same submission again must be answered as before, stored once
-            body = urllib.parse.urlencode({**form.fields, "opinion": str(prior)}).encode()
-            try:
-                with self.opener.open(urllib.parse.urljoin(self.base, form.action or "/prior"), body, timeout=60) as r:
-                    self.replay_status = r.status if urllib.parse.urlsplit(r.geturl()).path == "/results" else -1
-            except urllib.error.HTTPError as error:
-                self.replay_status = error.code
+        if self.replay:
+            self.resend(form, "/prior", {"opinion": str(prior)}, "/results")
         shown = tuple(link.get("data-doc", "") for link in page.results)
         if not shown:
             raise StepFailed("the results page lists no result-link")
@@ -215,24 +225,27 @@ def expect(at: str, path: str, step: str) -> None:
         raise StepFailed(f"after {step} the participant landed on {at}, not {path}")
 
 
-def simulate(base: str, participants: int, material: dict | None, time_limit: float) -> tuple[list[Participant], float]:
-    """``participants`` simulated participants at once against ``base``; they and the wall time."""
-    deadline = time.monotonic() + time_limit
+def simulate(base: str, participants: int, material: dict | None, deadline: float, *, first: int = 0,
+             at_once: bool = True) -> tuple[list[Participant], float]:
+    """``participants`` simulated participants (numbered from ``first``) against ``base``, all at once or one after
+    another; they and the wall time."""
     mu_of = mu_by_documents(material) if material else {}
-    crowd = [Participant(i, base, deadline, mu_of, replay=i % 5 == 0) for i in range(participants)]
+    crowd = [Participant(i, base, deadline, mu_of, replay=i % 5 == 0) for i in range(first, first + participants)]
     start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=participants) as pool:
+    with ThreadPoolExecutor(max_workers=participants if at_once else 1) as pool:
         list(pool.map(Participant.run, crowd))
     return crowd, time.perf_counter() - start
 
 
-def check_stored(db: Path, export_csv: Path, crowd: list[Participant]) -> list[str]:
+def check_stored(db: Path, export_csv: Path, crowd: list[Participant], fresh: bool) -> list[str]:
     """Problems with what the server stored: every finished participant once in SQLite and in the export, with the
-    answers it sent; no submission id twice."""
+    answers it sent; no submission stored twice; with a ``fresh`` database, no participant but these."""
     problems = []
     finished = {p.sent["participant"]: p.sent for p in crowd if p.sent}
     with open(export_csv, newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
+    if fresh and len(rows) != len(crowd):
+        problems.append(f"the export has {len(rows)} participants, {len(crowd)} took part")
     exported = [row["participant"] for row in rows]
     for code in {code for code in exported if exported.count(code) > 1}:
         problems.append(f"participant {code} exported {exported.count(code)} times")
@@ -321,14 +334,16 @@ def start_server(material: Path, db: Path, port: int, log: Path) -> subprocess.P
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--participants", type=int, default=PARTICIPANTS)
+    parser.add_argument("--alone", type=int, default=5,
+                        help="participants run one after another first, for unloaded latencies (default 5)")
     parser.add_argument("--time-limit", type=float, default=300.0, help="seconds for all participants (default 300)")
     parser.add_argument("--url", help="a server already running (default: start one on a free port)")
     parser.add_argument("--db", type=Path, help="its SQLite file (with --url: checked afterwards)")
     parser.add_argument("--material", type=Path, help="material file (default: a synthetic one)")
     parser.add_argument("--out", type=Path, help="results JSON (default: benchmarks/results/seme_load.json)")
     args = parser.parse_args()
-    if not 1 <= args.participants <= MAX_PARTICIPANTS:
-        parser.error(f"--participants must be 1..{MAX_PARTICIPANTS}")
+    if not 1 <= args.participants <= MAX_PARTICIPANTS or not 0 <= args.alone <= MAX_PARTICIPANTS:
+        parser.error(f"--participants must be 1..{MAX_PARTICIPANTS} and --alone 0..{MAX_PARTICIPANTS}")
     if args.url and not args.db:
         parser.error("--url needs --db, the server's SQLite file, to check what it stored")
 
@@ -345,7 +360,9 @@ def main() -> int:
             server = start_server(material_path, db, port, folder / "server.log")
             base = f"http://127.0.0.1:{port}"
         try:
-            crowd, wall = simulate(base, args.participants, material, args.time_limit)
+            deadline = time.monotonic() + args.time_limit
+            alone, _ = simulate(base, args.alone, material, deadline, first=args.participants, at_once=False)
+            crowd, wall = simulate(base, args.participants, material, deadline)
         finally:
             if server is not None:
                 server.terminate()
@@ -353,28 +370,33 @@ def main() -> int:
         export_csv = folder / "responses.csv"
         exported = subprocess.run([sys.executable, "-m", "pairmeasures", "seme", "export", "--db", str(db),
                                    "--out", str(export_csv)], capture_output=True, text=True, timeout=120)
-        errors = [p.error for p in crowd if p.error]
+        everyone = crowd + alone
+        errors = [p.error for p in everyone if p.error]
         if exported.returncode != 0:
             errors.append(f"seme export failed ({exported.returncode}): {exported.stderr.strip()}")
             problems = []
         else:
-            problems = check_stored(db, export_csv, crowd)
-        replays = [p.replay_status for p in crowd if p.replay]
-        bad_replays = [status for status in replays if status is not None and not 200 <= status < 300]
+            problems = check_stored(db, export_csv, everyone, fresh=server is not None)
+        replays = 2 * sum(p.replay for p in everyone)
+        bad_replays = [f"participant {p.index}: {problem}" for p in everyone for problem in p.replays]
         finished = sum(1 for p in crowd if p.sent)
         actions = sum(len(p.timings) for p in crowd)
         results = {
             "participants": args.participants, "finished": finished, "errors": errors[:20],
-            "lost_or_duplicated": problems[:20], "replays": len(replays), "replays_not_answered_as_before": len(bad_replays),
+            "lost_or_duplicated": problems[:20], "replays": replays,
+            "replays_not_answered_as_before": bad_replays[:20],
             "wall_s": round(wall, 2), "participants_per_s": round(finished / wall, 2),
             "actions": actions, "actions_per_s": round(actions / wall, 1), "steps": percentiles(crowd),
+            "alone": args.alone, "alone_finished": sum(1 for p in alone if p.sent), "steps_alone": percentiles(alone),
             "client": "urllib + http.cookiejar, one thread per participant, no think time",
             "server": "pairmeasures seme serve (its default waitress threads), same machine" if server is not None else base,
         }
         print(json.dumps({key: value for key, value in results.items() if key != "steps"}, indent=1))
         for step, numbers in results["steps"].items():
+            quiet = results["steps_alone"].get(step, {}).get("p50_ms", float("nan"))
             print(f"{step:10} {numbers['count']:5} times  p50 {numbers['p50_ms']:7.1f} ms  "
-                  f"p90 {numbers['p90_ms']:7.1f} ms  p99 {numbers['p99_ms']:7.1f} ms  max {numbers['max_ms']:7.1f} ms")
+                  f"p90 {numbers['p90_ms']:7.1f} ms  p99 {numbers['p99_ms']:7.1f} ms  max {numbers['max_ms']:7.1f} ms"
+                  f"   (one participant alone: p50 {quiet:6.1f} ms)")
         if args.out:
             args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         else:
@@ -382,7 +404,7 @@ def main() -> int:
             from _common import save
 
             print("wrote", save("seme_load", results))
-        ok = finished == args.participants and not errors and not problems and not bad_replays
+        ok = finished == args.participants and results["alone_finished"] == args.alone and not errors and not problems and not bad_replays
         return 0 if ok else 1
 
 
