@@ -268,7 +268,7 @@ def test_seeded_participants_are_read_back_by_export_and_analyze(server, materia
     participants = 30
     seeded = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "seme_load.py"), "--url", server.url,
                              "--db", str(server.db), "--material", str(material[0]), "--participants",
-                             str(participants), "--time-limit", "120", "--out", str(tmp_path / "load.json")],
+                             str(participants), "--alone", "0", "--time-limit", "120", "--out", str(tmp_path / "load.json")],
                             capture_output=True, text=True, timeout=240, cwd=tmp_path)
     report = json.loads((tmp_path / "load.json").read_text()) if (tmp_path / "load.json").exists() else {}
     assert seeded.returncode == 0, (seeded.stdout[-3000:], seeded.stderr[-3000:])
