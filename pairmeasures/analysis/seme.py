@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["COLUMNS", "LIKERT", "MIN_TRIALS", "opinion_regression"]
+__all__ = ["COLUMNS", "LIKERT", "MIN_TRIALS", "complete_trials", "opinion_regression"]
 
 #: Columns the regression reads.
 COLUMNS = ("participant", "prior", "posterior", "mu_duo", "clicks")
@@ -63,6 +63,13 @@ def opinion_regression(frame: "pd.DataFrame", *, cluster: bool = False, source: 
     return result
 
 
+def complete_trials(frame: "pd.DataFrame", *, source: Optional[str] = None) -> "pd.DataFrame":
+    """The complete trials of ``frame`` as numbers (columns ``participant, prior, posterior, mu_duo, clicks``),
+    checked as opinion_regression checks them; incomplete participants left out."""
+    values = _validated(frame, f"{source}: " if source else "")
+    return values[values["complete"]].drop(columns="complete")
+
+
 def _validated(frame: "pd.DataFrame", where: str) -> "pd.DataFrame":
     """The columns as numbers plus ``complete`` (bool), every value checked; errors name the row and column."""
     import numpy as np
@@ -85,7 +92,7 @@ def _validated(frame: "pd.DataFrame", where: str) -> "pd.DataFrame":
         return series.astype(str).str.strip().where(series.notna(), "")
 
     posterior_text = text("posterior")
-    complete = (posterior_text != "").to_numpy()
+    complete = (posterior_text != "").to_numpy().copy()
     if "completed" in frame.columns:
         flags = text("completed").str.lower()
         unknown = ~flags.isin(_TRUE | _FALSE | {""})
