@@ -110,7 +110,7 @@ def _validated(frame: "pd.DataFrame", where: str) -> "pd.DataFrame":
                                        ("mu_duo", -1.0, 1.0, False), ("clicks", 0, None, True)):
         raw = text(column)
         parsed = pd.to_numeric(raw.where(raw != "", None), errors="coerce").to_numpy(dtype=np.float64)
-        for i in np.flatnonzero(complete):
+        for i in np.flatnonzero(complete).tolist():
             value = parsed[i]
             shown = raw.iloc[i]
             if shown == "":
@@ -158,10 +158,13 @@ def _fit(trials: "pd.DataFrame", cluster: bool, where: str, subset: str, *, requ
         fit = model.fit(cov_type="cluster", cov_kwds={"groups": groups})
     else:
         fit = model.fit()
-    params, errors = fit.params, fit.bse
-    result = {"n": n, "beta0": float(params[0]), "beta1": float(params[1]), "beta2": float(params[2]),
-              "se_beta0": float(errors[0]), "se_beta1": float(errors[1]), "se_beta2": float(errors[2]),
-              "p_value": float(fit.pvalues[2]), "r2": float(fit.rsquared)}
+    result: dict[str, Any] = {"n": n}
+    for index, name in enumerate(("beta0", "beta1", "beta2")):
+        result[name] = float(fit.params[index])
+    for index, name in enumerate(("se_beta0", "se_beta1", "se_beta2")):
+        result[name] = float(fit.bse[index])
+    result["p_value"] = float(fit.pvalues[2])
+    result["r2"] = float(fit.rsquared)
     if cluster:
         result["cluster"] = {"by": "participant", "groups": int(trials["participant"].nunique())}
     return result

@@ -117,12 +117,13 @@ def shift_figure(frame: "pd.DataFrame", result: dict) -> "Figure":
                  label=f"clicked (n={int(clicked.sum())})")
     grid = np.linspace(-1.0, 1.0, 50)
     mean_prior = float(trials["prior"].mean())
-    for key, style in (("all", dict(color="#444444", linestyle="--")), ("clicked", dict(color="#1f77b4"))):
+    for key, color, linestyle in (("all", "#444444", "--"), ("clicked", "#1f77b4", "-")):
         fit = result[key]
         if fit.get("skipped"):
             continue
         line = fit["beta0"] + (fit["beta1"] - 1.0) * mean_prior + fit["beta2"] * grid
-        axes.plot(grid, line, label=f"fit, {key}: beta2={fit['beta2']:.3f}, p={fit['p_value']:.3g}", **style)
+        axes.plot(grid, line, label=f"fit, {key}: beta2={fit['beta2']:.3f}, p={fit['p_value']:.3g}",
+                  color=color, linestyle=linestyle)
     axes.axhline(0.0, color="#bbbbbb", linewidth=0.8)
     axes.set_xlim(-1.05, 1.05)
     axes.set_xlabel("mu+_DUO of the shown ranking (+: toward the perspective)")
