@@ -42,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     if plot is not None:
         if plot.suffix.lower() != ".png":
             raise ValueError(f"--plot {str(plot)!r}: name a .png file")
+        if plot.is_dir():
+            raise ValueError(f"--plot {str(plot)!r} is a folder; name a .png file")
         if plot.exists() and not args.force:
             raise ValueError(f"--plot {str(plot)!r} exists; pass --force to replace it")
         if not plot.parent.is_dir():
