@@ -145,7 +145,7 @@ class _EXPRU(ExposureMeasure):
         outside = np.flatnonzero(~((rates >= 0) & (rates <= 1)))
         if outside.size:
             row = int(outside[0])
-            raise RunInputError(f"{self}: click-through rate {rates[row]!r} of {lists.describe(row)} is outside [0, 1] "
+            raise RunInputError(f"{self}: click-through rate {float(rates[row])!r} of {lists.describe(row)} is outside [0, 1] "
                                 f"({outside.size} considered documents are); give rates as fractions of impressions")
         return rates
 
