@@ -269,3 +269,17 @@ def test_experiment_reports_the_family_next_to_relevance():
         direct = ir_measures.calc_aggregate(measures, qrels, run)
     for measure in measures:
         assert table.loc["interleaved", str(measure)] == pytest.approx(direct[measure], rel=1e-12)
+
+
+def test_click_rates_from_a_resource_equal_the_same_rates_in_the_run(tmp_path):
+    run, qrels = random_run(11)
+    rates = tmp_path / "ctr.tsv"
+    rates.write_text("corpus-id\tctr\n" + "".join(f"{d}\t{c!r}\n" for d, c in zip(run["doc_id"], 1 - run["ctr"])))
+    from_resource = pm.EXPRU(ctr=f"tsv:{rates}", max_rel=MAX_REL, combo="LTwo") @ 10
+    from_run = pm.EXPRU(max_rel=MAX_REL, combo="LTwo") @ 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
+        resource = ir_measures.calc_aggregate([from_resource], qrels, run.drop(columns="ctr"))[from_resource]
+        column = ir_measures.calc_aggregate([from_run], qrels, run.assign(ctr=1 - run["ctr"]))[from_run]
+        other = ir_measures.calc_aggregate([from_run], qrels, run)[from_run]
+    assert resource == pytest.approx(column, rel=1e-12) and resource != pytest.approx(other)
