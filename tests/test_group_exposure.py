@@ -283,3 +283,25 @@ def test_click_rates_from_a_resource_equal_the_same_rates_in_the_run(tmp_path):
         column = ir_measures.calc_aggregate([from_run], qrels, run.assign(ctr=1 - run["ctr"]))[from_run]
         other = ir_measures.calc_aggregate([from_run], qrels, run)[from_run]
     assert resource == pytest.approx(column, rel=1e-12) and resource != pytest.approx(other)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(0, 3)), min_size=2, max_size=14),
+       st.sampled_from(COMBOS), st.sampled_from(sorted(MEASURES)), st.integers(1, 15))
+def test_one_ranking_equals_fairranktune(rows, combo, name, k):
+    """Any small ranking (score ties, 2-5 groups, graded relevance), any combo and cut-off."""
+    n = len(rows)
+    run = pd.DataFrame({"query_id": "q", "doc_id": [f"d{i:02d}" for i in range(n)],
+                        "score": [float(s) for s, _, _ in rows], "group": [g for _, g, _ in rows],
+                        "ctr": np.linspace(0.05, 0.95, n)})
+    qrels = pd.DataFrame({"query_id": "q", "doc_id": run["doc_id"], "relevance": [r for _, _, r in rows]})
+    measure = MEASURES[name](combo)(degenerate="exclude") @ k
+    value = per_query([measure], qrels, run)[str(measure)]["q"]
+    chosen = considered(run, qrels, "q", k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = fairranktune(name, chosen, combo)
+    zero_utility = name in UTILITY_DENOMINATOR and (chosen.groupby("group")["utility"].sum() == 0).any()
+    if chosen["group"].nunique() < 2 or zero_utility or not np.isfinite(expected):
+        assert np.isnan(value)
+    else:
+        assert value == pytest.approx(expected, rel=1e-12, abs=1e-12)
