@@ -19,6 +19,7 @@ import pytest
 
 pytest.importorskip("flask")
 
+from pairmeasures.apps.seme import serve  # noqa: E402
 from pairmeasures.apps.seme.export import COLUMNS, read_responses  # noqa: E402
 from pairmeasures.apps.seme.serve import create_app, load_material  # noqa: E402
 
@@ -523,3 +524,33 @@ def test_a_participant_completes_the_study_through_a_real_waitress_server(study,
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_serve_refuses_a_taken_port_and_a_file_that_is_no_database(study, tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = cli("serve", str(study[0]), "--db", str(study[1]), "--port", str(port))
+    assert result.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr
+    text = tmp_path / "notes.db"
+    text.write_text("my notes, not a database\n" * 100)
+    result = cli("serve", str(study[0]), "--db", str(text))
+    assert result.returncode == 2 and "notes.db: not a study database" in result.stderr
+    assert text.read_text() == "my notes, not a database\n" * 100
+
+
+def test_own_templates_replace_the_built_in_ones(study, tmp_path):
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    builtin = Path(serve.__file__).parent / "templates" / "consent.html"
+    (folder / "consent.html").write_text(builtin.read_text().replace("A short study on web search",
+                                                                     "Study 42 of the Ethics Board"))
+    app = create_app(*study, templates=folder)
+    participant = Participant(app)
+    assert "Study 42 of the Ethics Board" in participant.get("/").text
+    assert participant.post("/consent", consent="yes").location == "/prior"
+    assert 'id="question"' in participant.get("/prior").text  # the other pages are the built-in ones
+    with pytest.raises(FileNotFoundError, match="no such folder"):
+        create_app(*study, templates=tmp_path / "missing")

@@ -59,6 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=8, help="waitress worker threads (default 8)")
     parser.add_argument("--conditions", nargs="+", default=None, metavar="CONDITION",
                         help="assign only these of the material's conditions (default: all of them)")
+    parser.add_argument("--templates", default=None, metavar="DIR",
+                        help="a folder of page templates that replace the built-in ones of the same name (e.g. "
+                             "your own consent.html and done.html)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.threads < 1:
         raise ValueError(f"--threads {args.threads}: expected at least 1")
-    app = create_app(args.material, args.db, seed=args.seed, conditions=args.conditions)
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port {args.port}: expected a port number from 0 to 65535")
+    app = create_app(args.material, args.db, seed=args.seed, conditions=args.conditions, templates=args.templates)
     material = app.config["SEME_MATERIAL"]
     try:
         loopback = ipaddress.ip_address(args.host).is_loopback
@@ -79,7 +84,11 @@ def run(args: argparse.Namespace) -> int:
     if not loopback:
         print(f"warning: listening on {args.host}, reachable from other machines: plain HTTP, no TLS",
               file=sys.stderr, flush=True)
-    waitress.serve(app, host=args.host, port=args.port, threads=args.threads, ident="pairmeasures-seme")
+    try:
+        waitress.serve(app, host=args.host, port=args.port, threads=args.threads, ident="pairmeasures-seme")
+    except OSError as exc:  # the port is taken, or the address is not this machine's
+        raise RuntimeError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}; choose another "
+                           f"--port or --host") from None
     return 0
 
 
@@ -148,12 +157,14 @@ def load_material(path: str | Path) -> tuple[dict, bytes]:
 # -- the app -------------------------------------------------------------------------------------------------
 
 def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
-               conditions: Optional[Sequence[str]] = None, secret_key: Optional[str] = None):
+               conditions: Optional[Sequence[str]] = None, secret_key: Optional[str] = None,
+               templates: Optional[str | Path] = None):
     """The study web app (a :class:`flask.Flask`) serving ``material_path`` and storing responses in
     ``db_path``. ``conditions``: a subset of the material's to assign (default all); ``secret_key`` signs the
     session cookie (default: a random key generated once per database and kept in it, so sessions survive a
-    restart)."""
+    restart); ``templates``: a folder whose templates replace the built-in ones of the same name."""
     from flask import Flask, abort, redirect, render_template, request, session
+    from jinja2 import ChoiceLoader, FileSystemLoader
 
     material, data = load_material(material_path)
     chosen = list(material["conditions"]) if conditions is None else list(conditions)
@@ -164,11 +175,15 @@ def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
     queries = {query["query_id"]: query for query in material["queries"]}
     cells = [(query["query_id"], condition, float(query["orderings"][condition]["mu_duo"]))
              for query in material["queries"] for condition in chosen]
+    if templates is not None and not Path(templates).is_dir():
+        raise FileNotFoundError(f"--templates {templates}: no such folder")
     store = Store(db_path, cells=cells, seed=seed, material_digest=material_digest(data))
 
     package = Path(__file__).resolve().parent
     app = Flask(__name__, template_folder=str(package / "templates"), static_folder=str(package / "static"),
                 static_url_path="/static")
+    if templates is not None:
+        app.jinja_loader = ChoiceLoader([FileSystemLoader(str(templates)), FileSystemLoader(str(package / "templates"))])
     app.config.update(
         SECRET_KEY=secret_key or store.meta("secret_key"), SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Strict", SESSION_COOKIE_NAME="seme_session", MAX_CONTENT_LENGTH=MAX_REQUEST_BYTES,

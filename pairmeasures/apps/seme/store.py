@@ -99,8 +99,15 @@ class Store:
         self._local = threading.local()
         if not self.path.parent.is_dir():
             raise FileNotFoundError(f"{self.path}: the database's folder {self.path.parent} does not exist")
-        connection = self.connection()
-        connection.execute("PRAGMA journal_mode=WAL")
+        if not self.path.exists():  # responses are personal data: readable by the study's owner only
+            self.path.touch(mode=0o600)
+        try:
+            self._create(material_digest)
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"{self.path}: not a study database ({exc}); name a new --db FILE") from None
+
+    def _create(self, material_digest: Optional[str]) -> None:
+        self.connection().execute("PRAGMA journal_mode=WAL")
         with self.transaction() as db:
             for statement in filter(str.strip, SCHEMA.split(";")):
                 db.execute(statement)
