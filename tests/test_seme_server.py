@@ -180,7 +180,7 @@ def started(app) -> Participant:
     return participant
 
 
-@pytest.mark.parametrize("opinion", ["4", "-4", "1.5", "", "abc", "+2", "02", " 1", "1e0"])
+@pytest.mark.parametrize("opinion", ["4", "-4", "1.5", "", "abc", "+2", "02", " 1", "1e0", "-0", "\u00b2", "\u0663", "3\n"])
 def test_an_opinion_off_the_likert_scale_is_rejected(app, study, opinion):
     participant = started(app)
     response = participant.post("/prior", opinion=opinion)

@@ -13,6 +13,7 @@ import argparse
 import hmac
 import ipaddress
 import json
+import re
 import secrets
 import sys
 from pathlib import Path
@@ -32,11 +33,15 @@ MATERIAL_FORMAT = "pairmeasures-seme-material"
 MATERIAL_VERSION = 1
 CONDITIONS = ("most_positive", "most_negative", "least", "system")
 LIKERT = range(-3, 4)
+#: A Likert answer as the form sends it: exactly one of "-3" ... "3" (no "+1", "01", "-0", spaces or other digits).
+LIKERT_ANSWER = re.compile(r"0|-?[1-3]")
 SUMMARY_MAX_CHARS = 2000
 #: Largest request body accepted (bytes); a larger one is answered 413 before it is read.
 MAX_REQUEST_BYTES = 64 * 1024
 STEP_PATHS = {"prior": "/prior", "results": "/results", "summary": "/summary", "posterior": "/posterior",
               "done": "/done"}
+#: The page after each opinion page.
+AFTER_OPINION = {"prior": "results", "posterior": "done"}
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
                                "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -186,7 +191,7 @@ def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
         app.jinja_loader = ChoiceLoader([FileSystemLoader(str(templates)), FileSystemLoader(str(package / "templates"))])
     app.config.update(
         SECRET_KEY=secret_key or store.meta("secret_key"), SESSION_COOKIE_HTTPONLY=True,
-        SESSION_COOKIE_SAMESITE="Strict", SESSION_COOKIE_NAME="seme_session", MAX_CONTENT_LENGTH=MAX_REQUEST_BYTES,
+        SESSION_COOKIE_SAMESITE="Lax", SESSION_COOKIE_NAME="seme_session", MAX_CONTENT_LENGTH=MAX_REQUEST_BYTES,
         SEME_MATERIAL=material, SEME_STORE=store)
 
     def csrf_token() -> str:
@@ -247,11 +252,14 @@ def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
         where = STEP_PATHS[participant.step] if participant else "/"
         return page("error.html", exc.code, code=exc.code, name=exc.name, message=exc.description, where=where)
 
-    def submit(step: str, answer: str, **values):
-        participant = store.participant(session.get("participant"))
+    def require(participant):
         if participant is None:
             abort(400, "unknown participant: this session has no participant in the study (start from the "
                        "consent page)")
+        return participant
+
+    def submit(step: str, answer: str, **values):
+        participant = require(store.participant(session.get("participant")))
         try:
             location = store.submit(participant.participant, step, request.form["submission"], answer, **values)
         except UnknownParticipantError:
@@ -262,8 +270,8 @@ def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
 
     def likert(template: str, step: str, participant):
         raw = request.form.get("opinion", "")
-        if raw.lstrip("-").isdigit() and int(raw) in LIKERT and raw == str(int(raw)):
-            return submit(step, STEP_PATHS[STEPS_AFTER[step]], **{step: int(raw)})
+        if LIKERT_ANSWER.fullmatch(raw):
+            return submit(step, STEP_PATHS[AFTER_OPINION[step]], **{step: int(raw)})
         return page(template, 400, query=queries[participant.query_id], likert=LIKERT, step=step,
                     problem="Choose one of the seven options (from -3 to 3).")
 
@@ -293,7 +301,7 @@ def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
 
     @app.post("/prior")
     def prior():
-        participant = _require(current())
+        participant = require(current())
         return likert("opinion.html", "prior", participant)
 
     @app.get("/results")
@@ -324,7 +332,7 @@ def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
 
     @app.post("/summary")
     def summary():
-        participant = _require(current())
+        participant = require(current())
         text = request.form.get("summary", "").replace("\r\n", "\n").strip()
         problem = None
         if not text:
@@ -346,7 +354,7 @@ def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
 
     @app.post("/posterior")
     def posterior():
-        participant = _require(current())
+        participant = require(current())
         return likert("opinion.html", "posterior", participant)
 
     @app.get("/done")
@@ -354,13 +362,4 @@ def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
         participant, elsewhere = on_step("done")
         return elsewhere or page("done.html", participant=participant.participant)
 
-    def _require(participant):
-        if participant is None:
-            abort(400, "unknown participant: this session has no participant in the study (start from the "
-                       "consent page)")
-        return participant
-
     return app
-
-
-STEPS_AFTER = {"prior": "results", "posterior": "done"}

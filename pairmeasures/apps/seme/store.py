@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 __all__ = ["STEPS", "Store", "Participant", "StepOrderError", "UnknownParticipantError", "utc_now",
-           "SUBMISSION_ID"]
+           "SUBMISSION_ID", "material_digest"]
 
 #: The pages a participant goes through, in order; a participant's ``step`` is the page they are on.
 STEPS = ("prior", "results", "summary", "posterior", "done")
