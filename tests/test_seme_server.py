@@ -270,6 +270,11 @@ def test_a_replayed_consent_does_not_create_a_second_participant(app, study):
     fresh = dict(form, submission="A" * 22)
     assert participant.client.post("/consent", data=fresh).status_code == 409
     assert rows(study[1], "SELECT COUNT(*) FROM participants") == [(1,)]
+    # Another browser replaying this consent form (with its own CSRF token) does not get the participant.
+    intruder = Participant(app)
+    intruder.get("/")
+    response = intruder.client.post("/consent", data=dict(form, csrf_token=intruder.last["csrf_token"]))
+    assert response.status_code == 409 and intruder.get("/prior").location == "/"
 
 
 def test_consent_is_required(app, study):

@@ -10,6 +10,7 @@ per-session CSRF token and a fresh submission id (see :mod:`.store`).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import hmac
 import ipaddress
 import json
@@ -268,11 +269,11 @@ def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
             abort(409, f"this page was already answered ({exc}); continue where you are")
         return redirect(location, code=303)
 
-    def likert(template: str, step: str, participant):
+    def likert(step: str, participant):
         raw = request.form.get("opinion", "")
         if LIKERT_ANSWER.fullmatch(raw):
             return submit(step, STEP_PATHS[AFTER_OPINION[step]], **{step: int(raw)})
-        return page(template, 400, query=queries[participant.query_id], likert=LIKERT, step=step,
+        return page("opinion.html", 400, query=queries[participant.query_id], likert=LIKERT, step=step,
                     problem="Choose one of the seven options (from -3 to 3).")
 
     @app.get("/")
@@ -290,7 +291,11 @@ def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
                 abort(409, "you have already started the study")
         if request.form.get("consent") != "yes":
             return page("consent.html", 400, problem="Please tick the box to consent before you start.")
-        participant, location = store.add_participant(request.form["submission"], STEP_PATHS["prior"])
+        try:
+            participant, location = store.add_participant(request.form["submission"], STEP_PATHS["prior"],
+                                                          hashlib.sha256(session["csrf"].encode()).hexdigest())
+        except StepOrderError as exc:
+            abort(409, str(exc))
         session["participant"] = participant
         return redirect(location, code=303)
 
@@ -302,7 +307,7 @@ def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
     @app.post("/prior")
     def prior():
         participant = require(current())
-        return likert("opinion.html", "prior", participant)
+        return likert("prior", participant)
 
     @app.get("/results")
     def results_page():
@@ -355,7 +360,7 @@ def create_app(material_path: str | Path, db_path: str | Path, *, seed: int = 0,
     @app.post("/posterior")
     def posterior():
         participant = require(current())
-        return likert("opinion.html", "posterior", participant)
+        return likert("posterior", participant)
 
     @app.get("/done")
     def done_page():

@@ -58,7 +58,8 @@ CREATE TABLE IF NOT EXISTS submissions (
     participant TEXT NOT NULL REFERENCES participants(participant),
     step TEXT NOT NULL,
     answer TEXT NOT NULL,
-    at TEXT NOT NULL
+    at TEXT NOT NULL,
+    session TEXT
 );
 """
 
@@ -173,13 +174,17 @@ class Store:
         random.Random(f"{self.seed}:{block}").shuffle(order)
         return self.cells[order[position]]
 
-    def add_participant(self, submission: str, answer: str) -> tuple[str, str]:
+    def add_participant(self, submission: str, answer: str, session: str) -> tuple[str, str]:
         """Create a participant with a random id and the next balanced (query, condition) cell; returns
-        ``(participant, answer)``, the stored one when ``submission`` was seen before (a replay)."""
+        ``(participant, answer)``, the stored one when ``submission`` was seen before (a replay) from the same
+        ``session`` (a digest of the browser session: a consent replayed from another session would hand it the
+        participant, so it is a StepOrderError)."""
         with self.transaction() as db:
-            seen = db.execute("SELECT participant, answer FROM submissions WHERE submission = ?",
+            seen = db.execute("SELECT participant, answer, session FROM submissions WHERE submission = ?",
                               (submission,)).fetchone()
             if seen is not None:
+                if seen[2] != session:
+                    raise StepOrderError("this consent form was submitted from another session")
                 return seen[0], seen[1]
             number = db.execute("SELECT COALESCE(MAX(number) + 1, 0) FROM participants").fetchone()[0]
             query_id, condition, mu_duo = self._assign(number)
@@ -188,7 +193,8 @@ class Store:
             db.execute("INSERT INTO participants (participant, number, query_id, condition, mu_duo, step, started) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?)", (participant, number, query_id, condition, mu_duo,
                                                         STEPS[0], now))
-            db.execute("INSERT INTO submissions VALUES (?, ?, 'consent', ?, ?)", (submission, participant, answer, now))
+            db.execute("INSERT INTO submissions VALUES (?, ?, 'consent', ?, ?, ?)",
+                       (submission, participant, answer, now, session))
             return participant, answer
 
     def submit(self, participant: str, step: str, submission: str, answer: str, **values) -> str:
@@ -213,7 +219,8 @@ class Store:
             assignments = ", ".join(f"{column} = ?" for column in columns)
             db.execute(f"UPDATE participants SET {assignments} WHERE participant = ?",
                        (*columns.values(), participant))
-            db.execute("INSERT INTO submissions VALUES (?, ?, ?, ?, ?)", (submission, participant, step, answer, now))
+            db.execute("INSERT INTO submissions VALUES (?, ?, ?, ?, ?, NULL)",
+                       (submission, participant, step, answer, now))
             return answer
 
     def log_click(self, participant: str, rank: int, doc_id: str) -> None:
