@@ -354,7 +354,7 @@ def test_out_of_order_pages_redirect_and_out_of_order_posts_are_refused(app, stu
     (lambda m: m.update(format="other"), "format: expected 'pairmeasures-seme-material'"),
     (lambda m: m.update(version=2), "version: this pairmeasures reads version 1"),
     (lambda m: m.update(queries=[]), "queries: the material has no queries"),
-    (lambda m: m["queries"][1].pop("query"), r"queries\[1\]\.query: expected str, got NoneType"),
+    (lambda m: m["queries"][1].pop("query"), r"queries\[1\]\.query: expected str, got nothing \(missing or null\)"),
     (lambda m: m["queries"][0]["perspectives"]["negative"].pop("statement"),
      r"queries\[0\]\.perspectives\.negative\.statement"),
     (lambda m: m["queries"][0]["orderings"].pop("least"), r"queries\[0\]\.orderings\.least: expected dict"),
@@ -526,6 +526,15 @@ def test_a_participant_completes_the_study_through_a_real_waitress_server(study,
         # Committed before it was acknowledged: visible to another connection while the server still runs.
         assert rows(study[1], "SELECT participant, prior, posterior, step FROM participants") == [(code, -2, 1, "done")]
         assert rows(study[1], "SELECT rank FROM clicks") == [(2,)]
+        # Eight participants at once: every one stored, once.
+        crowd = [subprocess.Popen([sys.executable, str(script), str(port)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(8)]
+        outcomes = [participant.communicate(timeout=120) for participant in crowd]
+        assert all(p.returncode == 0 for p in crowd), [err for _, err in outcomes]
+        codes = {code, *(out.strip() for out, _ in outcomes)}
+        assert len(codes) == 9
+        assert {r[0] for r in rows(study[1], "SELECT participant FROM participants WHERE step = 'done'")} == codes
+        assert rows(study[1], "SELECT COUNT(*), COUNT(DISTINCT participant) FROM clicks") == [(9, 9)]
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -559,3 +568,15 @@ def test_own_templates_replace_the_built_in_ones(study, tmp_path):
     assert 'id="question"' in participant.get("/prior").text  # the other pages are the built-in ones
     with pytest.raises(FileNotFoundError, match="no such folder"):
         create_app(*study, templates=tmp_path / "missing")
+
+
+def test_serve_names_the_bad_field_of_the_material_in_one_line(tmp_path):
+    broken = material()
+    del broken["queries"][1]["orderings"]["least"]["documents"][0]["snippet"]
+    path = tmp_path / "material.json"
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    result = cli("serve", str(path), "--db", str(tmp_path / "study.db"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"pairmeasures seme serve: error: {path}: queries[1].orderings.least.documents[0]"
+                                     ".snippet: expected str, got nothing (missing or null)")
+    assert not (tmp_path / "study.db").exists()  # nothing created for a study that cannot run

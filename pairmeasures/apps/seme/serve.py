@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
 def _expect(value: Any, kind: type | tuple, where: str, path: Path) -> Any:
     if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
         names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        raise ValueError(f"{path}: {where}: expected {names}, got {type(value).__name__}")
+        found = "nothing (missing or null)" if value is None else type(value).__name__
+        raise ValueError(f"{path}: {where}: expected {names}, got {found}")
     return value
 
 
