@@ -14,6 +14,7 @@ from .base import (
                    SideInput,
 )
 from .duo import Duo
+from .exposure import ERBE, ERBP, ERBR, EXP, EXPRU, EXPU
 from .fairr import FaiRR, NFaiRR
 from .group import GroupFairnessMeasure, rKL, rND, rRD
 from .measured import Measured
@@ -24,7 +25,8 @@ from .termbase import TermMeasure
 from .texfair import TED, TExFAIR
 
 #: The measures this package ships; registered through the built-in plugin like any other.
-BUILTIN_MEASURES = (Duo, rND, rKL, rRD, TExFAIR, TED, AWRF, FaiRR, NFaiRR, RaB, ARaB, Measured)
+BUILTIN_MEASURES = (Duo, rND, rKL, rRD, TExFAIR, TED, AWRF, FaiRR, NFaiRR, RaB, ARaB, Measured,
+                     EXP, EXPU, EXPRU, ERBE, ERBP, ERBR)
 
 __all__ = [
     "ARaB",
@@ -33,6 +35,12 @@ __all__ = [
     "COMMON_PARAMS",
     "DIRECTIONS",
     "EXPERIMENT_PLUS",
+    "ERBE",
+    "ERBP",
+    "ERBR",
+    "EXP",
+    "EXPRU",
+    "EXPU",
     "DegenerateQueryWarning",
     "Duo",
     "FaiRR",
