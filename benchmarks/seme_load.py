@@ -27,6 +27,7 @@ import argparse
 import csv
 import http.cookiejar
 import json
+import os
 import socket
 import sqlite3
 import subprocess
@@ -308,6 +309,15 @@ def percentiles(crowd: list[Participant]) -> dict:
     return out
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) a process has used so far, from /proc (None where there is no /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -362,7 +372,12 @@ def main() -> int:
         try:
             deadline = time.monotonic() + args.time_limit
             alone, _ = simulate(base, args.alone, material, deadline, first=args.participants, at_once=False)
+            server_cpu = cpu_seconds(server.pid) if server is not None else None
+            client_cpu = time.process_time()
             crowd, wall = simulate(base, args.participants, material, deadline)
+            client_cpu = time.process_time() - client_cpu
+            if server_cpu is not None and server is not None:
+                server_cpu = (cpu_seconds(server.pid) or server_cpu) - server_cpu
         finally:
             if server is not None:
                 server.terminate()
@@ -388,10 +403,12 @@ def main() -> int:
             "wall_s": round(wall, 2), "participants_per_s": round(finished / wall, 2),
             "actions": actions, "actions_per_s": round(actions / wall, 1), "steps": percentiles(crowd),
             "alone": args.alone, "alone_finished": sum(1 for p in alone if p.sent), "steps_alone": percentiles(alone),
+            "cpu_s": {"server": None if server_cpu is None else round(server_cpu, 2), "client": round(client_cpu, 2),
+                      "cores": os.cpu_count()},
             "client": "urllib + http.cookiejar, one thread per participant, no think time",
             "server": "pairmeasures seme serve (its default waitress threads), same machine" if server is not None else base,
         }
-        print(json.dumps({key: value for key, value in results.items() if key != "steps"}, indent=1))
+        print(json.dumps({key: value for key, value in results.items() if key not in ("steps", "steps_alone")}, indent=1))
         for step, numbers in results["steps"].items():
             quiet = results["steps_alone"].get(step, {}).get("p50_ms", float("nan"))
             print(f"{step:10} {numbers['count']:5} times  p50 {numbers['p50_ms']:7.1f} ms  "
