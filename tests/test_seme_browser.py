@@ -167,7 +167,8 @@ def test_a_participant_completes_the_study_in_chromium(server, material, browser
             if response.status >= 400 and not response.url.endswith("/favicon.ico") else None)
     page.on("console", lambda message: problems.append(f"console: {message.text}")
             if message.type == "error" and "favicon.ico" not in (message.location or {}).get("url", "") else None)
-    summary = 'Uniforms cost money but <script>document.title="pwned"</script> reduce "bullying" & teasing.'
+    summary = ('Most results argued for one side; the "other" side got two & they were short. '
+               '<script>document.title="pwned"</script>')
     try:
         page.goto(server.url + "/")
         shoot(page, "1-consent")
