@@ -247,7 +247,7 @@ def test_a_participant_completes_the_study_in_chromium(server, material, browser
     assert "Traceback" not in analyzed.stderr
 
 
-def test_pages_out_of_step_order_lead_to_the_participants_current_step(server, browser):
+def test_pages_out_of_order_a_second_tab_and_the_back_button_lead_to_the_current_step(server, browser):
     context = browser.new_context()
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
@@ -260,17 +260,28 @@ def test_pages_out_of_step_order_lead_to_the_participants_current_step(server, b
         for skipped in ("/results", "/summary", "/posterior", "/done", "/document/1"):
             page.goto(server.url + skipped)
             assert pathname(page) == "/prior", skipped
+        stale = context.new_page()  # the same participant's prior page in a second tab
+        stale.set_default_timeout(TIMEOUT_MS)
+        stale.goto(server.url + "/prior")
         page.check('input[name="opinion"][value="0"]')
         page.click("#next")
         page.wait_for_url("**/results")
-        page.go_back()  # the browser's back button shows the prior page again; answering it is refused or ignored
-        if pathname(page) == "/prior" and page.locator("#next").count():
-            page.check('input[name="opinion"][value="3"]')
-            page.click("#next")
+        stale.check('input[name="opinion"][value="3"]')  # answering the page again from the other tab is refused
+        stale.click("#next")
+        assert stale.get_attribute("#error", "data-code") == "409"
+        stale.click("#continue")
+        assert pathname(stale) == "/results"
+        page.go_back()  # the back button cannot reopen the answered page either
+        assert pathname(page) == "/results"
         page.goto(server.url + "/posterior")
         assert pathname(page) == "/results"
     finally:
         context.close()
+    connection = sqlite3.connect(f"file:{server.db}?mode=ro", uri=True)
+    try:
+        assert connection.execute("SELECT prior, step FROM participants").fetchall() == [(0, "results")]
+    finally:
+        connection.close()
 
 
 def test_seeded_participants_are_read_back_by_export_and_analyze(server, material, tmp_path):
