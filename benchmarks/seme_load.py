@@ -211,8 +211,8 @@ class Participant:
         summary = f"Participant {self.index} read {len(clicks)} documents & wrote <this> summary."
         at, page = self.submit("summary", "/summary", page, {"summary": summary})
         expect(at, "/posterior", "summary")
-        mu = self.mu_of.get(shown, 0.0)
-        posterior = int(np.clip(round(0.7 * prior + 3 * mu + self.rng.normal(0, 0.5)), -3, 3))
+        mu = self.mu_of.get(shown)  # None: the page shows no ordering of the material
+        posterior = int(np.clip(round(0.7 * prior + 3 * (mu or 0.0) + self.rng.normal(0, 0.5)), -3, 3))
         at, page = self.submit("posterior", "/posterior", page, {"opinion": str(posterior)})
         expect(at, "/done", "posterior")
         if not page.participant:
@@ -262,6 +262,11 @@ def check_stored(db: Path, export_csv: Path, crowd: list[Participant], fresh: bo
         for column, value in expected.items():
             if row.get(column, "").strip().lower() != value.lower():
                 problems.append(f"participant {code}: export {column}={row.get(column)!r}, sent {value!r}")
+        if sent["mu_duo_seen"] is None:
+            problems.append(f"participant {code} was shown documents in an order the material does not have")
+        elif abs(float(row["mu_duo"]) - sent["mu_duo_seen"]) > 1e-9:
+            problems.append(f"participant {code} was shown an ordering with mu+_DUO {sent['mu_duo_seen']}, the export "
+                            f"records {row['mu_duo']} ({row['condition']})")
     problems += check_sqlite(db, finished)
     return problems
 
@@ -398,7 +403,7 @@ def main() -> int:
         actions = sum(len(p.timings) for p in crowd)
         results = {
             "participants": args.participants, "finished": finished, "errors": errors[:20],
-            "lost_or_duplicated": problems[:20], "replays": replays,
+            "lost_duplicated_or_wrong": problems[:20], "replays": replays,
             "replays_not_answered_as_before": bad_replays[:20],
             "wall_s": round(wall, 2), "participants_per_s": round(finished / wall, 2),
             "actions": actions, "actions_per_s": round(actions / wall, 1), "steps": percentiles(crowd),

@@ -292,7 +292,7 @@ def test_seeded_participants_are_read_back_by_export_and_analyze(server, materia
                             capture_output=True, text=True, timeout=240, cwd=tmp_path)
     report = json.loads((tmp_path / "load.json").read_text()) if (tmp_path / "load.json").exists() else {}
     assert seeded.returncode == 0, (seeded.stdout[-3000:], seeded.stderr[-3000:])
-    assert report["finished"] == participants and not report["lost_or_duplicated"] and not report["errors"]
+    assert report["finished"] == participants and not report["lost_duplicated_or_wrong"] and not report["errors"]
 
     rows = export(server.db, tmp_path / "responses.csv")
     assert len(rows) == participants == len({row["participant"] for row in rows})
