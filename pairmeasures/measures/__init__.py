@@ -17,6 +17,7 @@ from .duo import Duo
 from .fairr import FaiRR, NFaiRR
 from .group import GroupFairnessMeasure, rKL, rND, rRD
 from .measured import Measured
+from .parity import ARP, IAA, NDKL
 from .provider import PairEvaluator, PairProvider, provider
 from .rab import ARaB, RaB
 from .ranked import RankedLists, RunInputError
@@ -24,9 +25,12 @@ from .termbase import TermMeasure
 from .texfair import TED, TExFAIR
 
 #: The measures this package ships; registered through the built-in plugin like any other.
-BUILTIN_MEASURES = (Duo, rND, rKL, rRD, TExFAIR, TED, AWRF, FaiRR, NFaiRR, RaB, ARaB, Measured)
+BUILTIN_MEASURES = (Duo, rND, rKL, rRD, TExFAIR, TED, AWRF, FaiRR, NFaiRR, RaB, ARaB, Measured, NDKL, ARP, IAA)
 
 __all__ = [
+    "ARP",
+    "IAA",
+    "NDKL",
     "ARaB",
     "AWRF",
     "BUILTIN_MEASURES",
