@@ -106,7 +106,7 @@ class _ARP(GroupComboMeasure):
     SHORT_DESC = "Group fairness: gap between groups' shares of won mixed pairs (favoured-pair representation), combined by combo (0 = fairest)."
     REFERENCE = ("Cachel, Rundensteiner, Harrison: MANI-Rank: Multiple Attribute and Intersectional Group Fairness "
                  "for Consensus Ranking, ICDE 2022")
-    RANGE = "[0, 1] for MaxMinDiff, MaxAbsDiff, MeanAbsDev, Variance (0 = parity); MinMaxRatio [0, 1] (1 = parity)"
+    RANGE = "[0, 1], 0 = parity"
     POOLING = "sum"
     ZERO_DENOMINATOR = "a group has no document of another group to pair with"
 
