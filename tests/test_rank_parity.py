@@ -182,6 +182,17 @@ def test_favoured_pair_shares_equal_counting_pairs(lists):
                 assert mixed[q, g] == 0
 
 
+@pytest.mark.parametrize(("seed", "n_groups", "cutoff", "rel"), SETTINGS[::2])
+def test_ndkl_against_everything_retrieved_equals_brute_force_on_runs(seed, n_groups, cutoff, rel):
+    run, qrels = random_run(seed, n_groups)
+    values = ours(build(pm.NDKL, cutoff, rel, target="retrieved"), run, qrels)
+    for query, value in values.items():
+        retrieved = considered(run, qrels, query, None, rel).group.tolist()
+        head = considered(run, qrels, query, cutoff, rel).group.tolist()
+        expected = 0.0 if not head or len(set(retrieved)) < 2 else ndkl_brute(head, 0.0, retrieved)
+        assert value == pytest.approx(expected, abs=1e-12)
+
+
 # --- hand-worked cases -------------------------------------------------------------------------------------------
 
 def one_query(groups: str, relevance=None) -> tuple[pd.DataFrame, pd.DataFrame]:
