@@ -252,35 +252,48 @@ def _signed(scores, orders) -> "np.ndarray":
     return duo_lists(scores[orders].ravel(), np.arange(0, orders.size + 1, orders.shape[1])).signed
 
 
-def most_signed_order(scores, toward: int, start=None) -> "np.ndarray":
-    r"""An ordering of ``scores`` of extreme signed DUO toward ``toward`` (+1: the largest :math:`\mu^+`, -1: the
-    smallest): the best of the window orderings (:func:`window_orders`) and ``start`` (default: the given order),
-    then improved by swapping two documents while a swap helps. Window orderings alone can miss the extreme: when
-    most scores lie on one side, every ordering of DUO = 1 leans that way, and the most biased ordering toward the
-    other side is a less uniform one (``BiasedOrdering("most", pole=±1)`` keeps DUO = 1 and so can lean the wrong
-    way). Deterministic: ties go to the first candidate, swaps in a fixed order."""
+def _moves(n: int) -> "np.ndarray":
+    """Every ordering one move away from the identity of ``n`` positions: two documents swapped, or one moved to
+    another place; shape ``(moves, n)``."""
     import itertools
 
     import numpy as np
 
+    identity = list(range(n))
+    swaps = [identity[:i] + [j] + identity[i + 1:j] + [i] + identity[j + 1:] for i, j in itertools.combinations(range(n), 2)]
+    shifts = [(rest := identity[:i] + identity[i + 1:])[:j] + [i] + rest[j:] for i in range(n) for j in range(n)
+              if j not in (i, i - 1)]  # j = i is no move; j = i - 1 repeats the adjacent swap
+    return np.array(swaps + shifts, dtype=np.int64).reshape(-1, n)
+
+
+def most_signed_order(scores, toward: int, start=None, starts: int = 8) -> "np.ndarray":
+    r"""An ordering of ``scores`` of extreme signed DUO toward ``toward`` (+1: the largest :math:`\mu^+`, -1: the
+    smallest), by local search: from the ``starts`` best of the window orderings (:func:`window_orders`) and
+    ``start`` (default: the given order), apply the best move (a swap of two documents or a document moved
+    elsewhere) while one helps; the best ordering reached. Window orderings alone can miss the extreme: when most
+    scores lie on one side, every ordering of DUO = 1 leans that way, and the most biased ordering toward the other
+    side is a less uniform one (``BiasedOrdering("most", pole=±1)`` keeps DUO = 1 and so can lean the wrong way).
+    Deterministic: ties go to the first candidate."""
+    import numpy as np
+
     scores = np.asarray(scores, dtype=np.float64)
     n = scores.size
-    start = np.arange(n) if start is None else np.asarray(start)
-    candidates = np.vstack([window_orders(scores), start[None, :]])
+    candidates = np.vstack([window_orders(scores), np.arange(n)[None, :] if start is None else np.asarray(start)[None, :]])
     values = toward * _signed(scores, candidates)
-    best = int(np.argmax(values))
-    order, value = candidates[best], float(values[best])
-    pairs = np.array(list(itertools.combinations(range(n), 2)))
-    for _ in range(4 * n * n):  # each swap strictly improves; the bound only guards against float ties cycling
-        swapped = np.repeat(order[None, :], len(pairs), axis=0)
-        rows = np.arange(len(pairs))
-        swapped[rows, pairs[:, 0]], swapped[rows, pairs[:, 1]] = order[pairs[:, 1]], order[pairs[:, 0]]
-        values = toward * _signed(scores, swapped)
-        best = int(np.argmax(values))
-        if values[best] <= value + 1e-12:
+    chosen = np.unique(np.r_[np.argsort(-values, kind="stable")[:starts], len(candidates) - 1])
+    orders, values = candidates[chosen], values[chosen]
+    moves = _moves(n)
+    for _ in range(4 * n * n):  # every step strictly improves a start; the bound only guards against float ties
+        neighbours = np.take_along_axis(np.repeat(orders, len(moves), axis=0), np.tile(moves, (len(orders), 1)), axis=1)
+        found = (toward * _signed(scores, neighbours)).reshape(len(orders), len(moves))
+        best = found.argmax(axis=1)
+        better = found[np.arange(len(orders)), best] > values + 1e-12
+        if not better.any():
             break
-        order, value = swapped[best], float(values[best])
-    return order
+        orders = np.where(better[:, None], neighbours.reshape(len(orders), len(moves), n)[np.arange(len(orders)), best],
+                          orders)
+        values = np.where(better, found[np.arange(len(orders)), best], values)
+    return orders[int(np.argmax(values))]
 
 
 def _signed_extremes(scored: "pd.DataFrame") -> dict:
