@@ -300,13 +300,15 @@ def _signed_extremes(scored: "pd.DataFrame") -> dict:
     """``most_positive`` and ``most_negative``: per query, :func:`most_signed_order` toward +1 and -1 of its
     documents, starting from the system's ordering."""
     import numpy as np
+    from tqdm.auto import tqdm
 
     if not len(scored):
         return {"most_positive": scored, "most_negative": scored}
     polarity = scored["polarity"].to_numpy(dtype=np.float64)
     rows: dict = {"most_positive": [], "most_negative": []}
     start = 0
-    for length in scored.groupby("qid", sort=False)["qid"].size().to_numpy():  # one search per query
+    lengths = scored.groupby("qid", sort=False)["qid"].size().to_numpy()
+    for length in tqdm(lengths, desc="most biased orderings", unit="query", leave=False):  # one search per query
         scores = polarity[start:start + length]
         rows["most_positive"].append(start + most_signed_order(scores, +1))
         rows["most_negative"].append(start + most_signed_order(scores, -1))
