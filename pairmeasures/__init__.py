@@ -43,6 +43,7 @@ from .measures import (
     rND,
     rRD,
 )
+from .measures.parity import ARP, IAA, NDKL
 from .plugins import PluginLoadWarning, hookimpl, plugin_manager, register_plugins
 from .sideinfo.memo import clear_caches
 
@@ -89,6 +90,9 @@ def __dir__() -> list[str]:
 # ``math`` (the array functions, ``pm.math``) is left out: ``from pairmeasures import *`` must not
 # shadow the standard library's ``math``.
 __all__ = [
+    "ARP",
+    "IAA",
+    "NDKL",
     "ARaB",
     "AWRF",
     "BiasedOrdering",

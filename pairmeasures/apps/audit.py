@@ -56,7 +56,8 @@ class Profile:
     """What an audit needs from a dataset: ``queries`` (qid -> text), ``qrels`` (``query_id, doc_id,
     relevance``), gold ``labels`` (``query_id, doc_id, group``; None without), document ``texts`` (doc
     id -> the ``text`` field(s)), query ``fields`` for ``--by`` (field -> qid -> values), whether a
-    gender ``terms`` list applies, and the sha256 of every file read (``files``)."""
+    gender ``terms`` list applies, the sha256 of every file read (``files``), and each document's ``titles``
+    and ``bodies`` (its ``title`` and ``text`` fields, as a reader sees them: ``pairmeasures seme material``)."""
 
     name: str
     source: str
@@ -69,6 +70,8 @@ class Profile:
     fields: dict
     terms: bool
     files: dict = field(default_factory=dict)
+    titles: dict = field(default_factory=dict)
+    bodies: dict = field(default_factory=dict)
 
     @property
     def perspectives(self) -> list:
@@ -165,7 +168,9 @@ def load_profile(dataset: str | os.PathLike, data: Optional[str | os.PathLike] =
                    queries={q: r["text"] for q, r in records.items()}, qrels=qrels, labels=labels,
                    texts={d: record_text(r, field_text) for d, r in documents.items()},
                    fields=_query_fields(records, documents, qrels), terms=_GENDER_GROUPS <= groups
-                   or name == "pair/grep-biasir", files=files)
+                   or name == "pair/grep-biasir", files=files,
+                   titles={d: str(r.get("title") or "") for d, r in documents.items()},
+                   bodies={d: str(r.get("text") or "") for d, r in documents.items()})
 
 
 def default_measures(profile: Profile) -> list[str]:

@@ -18,6 +18,7 @@ from .exposure import ERBE, ERBP, ERBR, EXP, EXPRU, EXPU
 from .fairr import FaiRR, NFaiRR
 from .group import GroupFairnessMeasure, rKL, rND, rRD
 from .measured import Measured
+from .parity import ARP, IAA, NDKL
 from .provider import PairEvaluator, PairProvider, provider
 from .rab import ARaB, RaB
 from .ranked import RankedLists, RunInputError
@@ -26,9 +27,12 @@ from .texfair import TED, TExFAIR
 
 #: The measures this package ships; registered through the built-in plugin like any other.
 BUILTIN_MEASURES = (Duo, rND, rKL, rRD, TExFAIR, TED, AWRF, FaiRR, NFaiRR, RaB, ARaB, Measured,
-                     EXP, EXPU, EXPRU, ERBE, ERBP, ERBR)
+                     EXP, EXPU, EXPRU, ERBE, ERBP, ERBR, NDKL, ARP, IAA)
 
 __all__ = [
+    "ARP",
+    "IAA",
+    "NDKL",
     "ARaB",
     "AWRF",
     "BUILTIN_MEASURES",
