@@ -120,6 +120,21 @@ def test_a_participant_completes_the_study_and_every_answer_is_stored(app, study
         assert response.status_code == 303 and response.location == "/done", path
 
 
+def test_a_snippet_that_repeats_the_title_is_not_shown_twice(tmp_path):
+    """Short documents (a PERSPECTRUM perspective is one sentence) have title = snippet = text: one line each."""
+    content = material(n_queries=1)
+    for ordering in content["queries"][0]["orderings"].values():
+        ordering["documents"][0]["snippet"] = ordering["documents"][0]["title"]
+    (tmp_path / "material.json").write_text(json.dumps(content), encoding="utf-8")
+    participant = Participant(create_app(tmp_path / "material.json", tmp_path / "study.db", seed=3))
+    participant.get("/")
+    participant.post("/consent", consent="yes")
+    participant.get("/prior")
+    participant.post("/prior", opinion="1")
+    results = participant.get("/results").text
+    assert results.count('<p class="snippet">') == 2 and results.count("Result 0 of query 0") == 1
+
+
 def test_every_page_carries_the_contract_selectors_and_security_headers(app):
     participant = Participant(app)
     page = participant.get("/")
