@@ -17,6 +17,7 @@ from .duo import Duo
 from .fairr import FaiRR, NFaiRR
 from .group import GroupFairnessMeasure, rKL, rND, rRD
 from .measured import Measured
+from .pooled import pooled
 from .provider import PairEvaluator, PairProvider, provider
 from .rab import ARaB, RaB
 from .ranked import RankedLists, RunInputError
@@ -53,6 +54,7 @@ __all__ = [
     "TED",
     "TExFAIR",
     "TermMeasure",
+    "pooled",
     "provider",
     "rKL",
     "rND",
