@@ -62,8 +62,8 @@ def test_example_plugin_declares_a_direction():
     source = (ROOT / "plugins" / "pairmeasures-exposure" / "pairmeasures_exposure" / "__init__.py").read_text()
     namespace: dict = {}
     exec(compile(source, "pairmeasures_exposure", "exec"), namespace)
-    gap = namespace["ExposureGap"]
-    assert gap.direction() == "lower-fairer" and gap.value_range() == "[0, 1)"
+    entropy = namespace["ExposureEntropy"]
+    assert entropy.direction() == "higher-fairer" and entropy.value_range() == "[0, 1]"
 
 
 def test_dir_lists_the_lazy_names():
