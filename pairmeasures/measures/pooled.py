@@ -75,6 +75,12 @@ def _group_measure(measure: Any) -> GroupComboMeasure:
         measure = ir_measures.parse_measure(measure)
     if isinstance(measure, GroupComboMeasure):
         return measure
+    form = getattr(measure, "groups_form", None)  # AWRF: form='groups' evaluates a group-combination measure
+    if form is not None:
+        if isinstance(form(), GroupComboMeasure):
+            return form()
+        raise ValueError(f"{measure} has no pooled form: the terms form compares each list with targets; "
+                         "AWRF(form='groups') (FairRankTune's AWRF) has one")
     name = getattr(measure, "NAME", type(measure).__name__)
     reason = _SINGLE_RANKING.get(name)
     if reason is not None:
