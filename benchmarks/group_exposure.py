@@ -88,6 +88,14 @@ def fairranktune_calls() -> dict:
     }
 
 
+def guarded(call, *args) -> float:
+    """FairRankTune's value, NaN where it raises (ARP divides by zero on a ranking of one group)."""
+    try:
+        return float(call(*args))
+    except ZeroDivisionError:
+        return float("nan")
+
+
 def pooled_frames(run: pd.DataFrame, qrels: pd.DataFrame) -> tuple:
     """Every query as one column of FairRankTune's tables, items (query, document)."""
     frame = run.merge(qrels, on=["query_id", "doc_id"]).sort_values(["query_id", "score"], ascending=[True, False])
@@ -127,7 +135,7 @@ def one_depth(n_queries: int, depth: int, repeat: int) -> dict:
         warnings.simplefilter("ignore")
         for measure in family:
             call = calls[measure.NAME]
-            theirs.update({(str(measure), query): call(r, g, u, c) for query, r, g, u, c in inputs})
+            theirs.update({(str(measure), query): guarded(call, r, g, u, c) for query, r, g, u, c in inputs})
     t_theirs = time.perf_counter() - start
 
     differences = {}
