@@ -3,6 +3,7 @@ items named by (query, document)."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import ir_measures
@@ -180,3 +181,77 @@ def test_bad_input_names_what_to_fix():
     run = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0]})
     with pytest.raises(pm.RunInputError, match=r"reads the run's 'group' column, which it lacks"):
         pm.pooled(_MeanExposure(), run)
+
+
+def utility_run(seed: int, n_groups: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    run = random_run(seed, 30, n_groups, 12)
+    rng = np.random.default_rng(seed)
+    run["ctr"] = rng.random(len(run))
+    qrels = run[["query_id", "doc_id"]].assign(relevance=rng.integers(0, 3, size=len(run)))
+    return run, qrels
+
+
+def fairranktune_tables(run: pd.DataFrame, qrels: pd.DataFrame, cutoff: int, max_rel: int) -> tuple:
+    """ranking_df, item_group_dict, relevance_df (utilities) and ctr_df, every query a column."""
+    frame = run.merge(qrels, on=["query_id", "doc_id"])
+    ranking, groups = fairranktune_input(frame, cutoff)
+    utility = {(q, d): min(r, max_rel) / max_rel for q, d, r in zip(frame["query_id"], frame["doc_id"], frame["relevance"])}
+    ctr = dict(zip(zip(frame["query_id"], frame["doc_id"]), frame["ctr"]))
+    column = {q: ranking[q].dropna().tolist() for q in ranking.columns}
+    relevance = pd.DataFrame({q: pd.Series([utility[i] for i in items]) for q, items in column.items()})
+    rates = pd.DataFrame({q: pd.Series([ctr[i] for i in items]) for q, items in column.items()})
+    return ranking, groups, relevance, rates
+
+
+@pytest.mark.parametrize("seed, n_groups, cutoff, max_rel", [(10, 2, 5, 1), (11, 3, 10, 2), (12, 4, 8, 1)])
+@pytest.mark.parametrize("combo", ["MaxMinDiff", "MeanAbsDev", "MinMaxRatio", "Variance"])
+def test_builtin_measures_pool_as_fairranktune(seed, n_groups, cutoff, max_rel, combo):
+    from FairRankTune.Metrics.AWRF import AWRF
+    from FairRankTune.Metrics.ERB import ERBE, ERBP, ERBR
+    from FairRankTune.Metrics.EXP import EXP, EXPRU, EXPU
+
+    run, qrels = utility_run(seed, n_groups)
+    r, g, u, c = fairranktune_tables(run, qrels, cutoff, max_rel)
+    expected = {
+        f"EXP(combo='{combo}')": EXP(r, g, combo)[0],
+        f"EXPU(combo='{combo}', max_rel={max_rel})": EXPU(r, g, u, combo)[0],
+        f"EXPRU(combo='{combo}', max_rel={max_rel})": EXPRU(r, g, u, c, combo)[0],
+        f"ERBE(combo='{combo}', decay=0.7)": ERBE(r, g, 0.7, combo)[0],
+        f"ERBP(combo='{combo}', decay=0.7)": ERBP(r, g, 0.7, combo)[0],
+        f"ERBR(combo='{combo}', decay=0.7, max_rel={max_rel})": ERBR(r, g, u, 0.7, combo)[0],
+        f"AWRF(form='groups', combo='{combo}', p=0.3)": AWRF(r, g, 0.3, combo)[0],
+    }
+    for text, value in expected.items():
+        assert pm.pooled(f"{text}@{cutoff}", run, qrels) == pytest.approx(value, abs=1e-12, rel=1e-12), text
+
+
+def test_builtin_arp_pools_the_per_ranking_fprs():
+    run = random_run(13, 20, 3, 10)
+    expected = pooled_value(_FavouredPairs() @ 10, run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
+        assert pooled_value("ARP@10", run).groups == pytest.approx(expected.groups, abs=1e-12)
+
+
+@pytest.mark.parametrize("text, reason", [("NDKL@10", "reads only the first ranking"),
+                                          ("IAA@10", "ranking by ranking"),
+                                          ("AWRF@10", "the terms form compares each list with targets")])
+def test_single_ranking_measures_have_no_pooled_form(text, reason):
+    run = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0], "group": ["x"]})
+    with pytest.raises(ValueError, match=f"{re.escape(text)} has no pooled form: .*{reason}"):
+        pm.pooled(text, run, pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]}))
+
+
+def test_utility_measures_need_qrels():
+    run = random_run(14, 3, 2, 5)
+    with pytest.raises(ValueError, match=r"EXPU@10 reads relevance .* pass pm.pooled\(measure, run, qrels\)"):
+        pm.pooled("EXPU@10", run)
+
+
+def test_a_group_without_utility_anywhere_is_degenerate():
+    run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [2.0, 1], "group": ["x", "y"]})
+    qrels = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]})
+    with pytest.warns(pm.DegenerateQueryWarning, match="zero utility"):
+        assert pm.pooled("EXPU@10", run, qrels) == 0.0
+    with pytest.warns(pm.DegenerateQueryWarning):
+        assert np.isnan(pm.pooled("EXPU(degenerate='exclude')@10", run, qrels))
