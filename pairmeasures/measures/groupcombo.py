@@ -124,7 +124,8 @@ class GroupComboMeasure(PairMeasure):
                 group_values = np.where(usable, numerator / np.where(usable, denominator, 1.0), 0.0).sum(axis=0)
             else:
                 raise ValueError(f"{self.NAME}: POOLING must be 'ratio' or 'sum', not {self.POOLING!r}")
-        value, defined = combine_groups(group_values[None, :], (anywhere & ~zero)[None, :], self.param("combo"))
+        combined = np.logical_and(anywhere, not zero).reshape(1, -1)
+        value, defined = combine_groups(group_values.reshape(1, -1), combined, self.param("combo"))
         cause = ("no documents" if not len(lists) else "one group only" if anywhere.sum() < 2 else
                  self.ZERO_DENOMINATOR if zero else
                  "the combination is undefined (a ratio with a zero group value)" if not defined[0] else None)
