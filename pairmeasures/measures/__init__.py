@@ -17,7 +17,7 @@ from .duo import Duo
 from .fairr import FaiRR, NFaiRR
 from .group import GroupFairnessMeasure, rKL, rND, rRD
 from .measured import Measured
-from .pooled import pooled
+from .pooled import pooled, pooled_value
 from .provider import PairEvaluator, PairProvider, provider
 from .rab import ARaB, RaB
 from .ranked import RankedLists, RunInputError
@@ -55,6 +55,7 @@ __all__ = [
     "TExFAIR",
     "TermMeasure",
     "pooled",
+    "pooled_value",
     "provider",
     "rKL",
     "rND",
