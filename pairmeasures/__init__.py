@@ -17,6 +17,12 @@ from . import datasets, sideinfo
 from . import math as math  # pm.math; not in __all__, where it would shadow the standard library's math
 from .measures import (
     AWRF,
+    ERBE,
+    ERBP,
+    ERBR,
+    EXP,
+    EXPRU,
+    EXPU,
     TED,
     ARaB,
     DegenerateQueryWarning,
@@ -38,6 +44,7 @@ from .measures import (
     rND,
     rRD,
 )
+from .measures.parity import ARP, IAA, NDKL
 from .plugins import PluginLoadWarning, hookimpl, plugin_manager, register_plugins
 from .sideinfo.memo import clear_caches
 
@@ -84,6 +91,9 @@ def __dir__() -> list[str]:
 # ``math`` (the array functions, ``pm.math``) is left out: ``from pairmeasures import *`` must not
 # shadow the standard library's ``math``.
 __all__ = [
+    "ARP",
+    "IAA",
+    "NDKL",
     "ARaB",
     "AWRF",
     "BiasedOrdering",
@@ -94,6 +104,12 @@ __all__ = [
     "DegenerateQueryWarning",
     "Duo",
     "DuoGreedy",
+    "ERBE",
+    "ERBP",
+    "ERBR",
+    "EXP",
+    "EXPRU",
+    "EXPU",
     "Embedder",
     "EmbeddingCache",
     "FaiRR",

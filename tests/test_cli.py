@@ -95,7 +95,7 @@ def test_every_measure_example_parses():
 def test_unknown_measure_names_close_ones():
     result = cli("measures", "rnd")
     assert result.returncode == 2
-    assert result.stderr.strip() == ("pairmeasures measures: error: no measure named 'rnd'; did you mean rND or rRD? "
+    assert result.stderr.strip() == ("pairmeasures measures: error: no measure named 'rnd'; did you mean rND or rRD or NDKL? "
                                      "'pairmeasures measures' lists them all")
     relevance = cli("measures", "nDCG@10")
     assert relevance.returncode == 2 and "ir_measures relevance measure" in relevance.stderr

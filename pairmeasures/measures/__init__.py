@@ -14,9 +14,11 @@ from .base import (
                    SideInput,
 )
 from .duo import Duo
+from .exposure import ERBE, ERBP, ERBR, EXP, EXPRU, EXPU
 from .fairr import FaiRR, NFaiRR
 from .group import GroupFairnessMeasure, rKL, rND, rRD
 from .measured import Measured
+from .parity import ARP, IAA, NDKL
 from .pooled import pooled, pooled_value
 from .provider import PairEvaluator, PairProvider, provider
 from .rab import ARaB, RaB
@@ -25,15 +27,25 @@ from .termbase import TermMeasure
 from .texfair import TED, TExFAIR
 
 #: The measures this package ships; registered through the built-in plugin like any other.
-BUILTIN_MEASURES = (Duo, rND, rKL, rRD, TExFAIR, TED, AWRF, FaiRR, NFaiRR, RaB, ARaB, Measured)
+BUILTIN_MEASURES = (Duo, rND, rKL, rRD, TExFAIR, TED, AWRF, FaiRR, NFaiRR, RaB, ARaB, Measured,
+                     EXP, EXPU, EXPRU, ERBE, ERBP, ERBR, NDKL, ARP, IAA)
 
 __all__ = [
+    "ARP",
+    "IAA",
+    "NDKL",
     "ARaB",
     "AWRF",
     "BUILTIN_MEASURES",
     "COMMON_PARAMS",
     "DIRECTIONS",
     "EXPERIMENT_PLUS",
+    "ERBE",
+    "ERBP",
+    "ERBR",
+    "EXP",
+    "EXPRU",
+    "EXPU",
     "DegenerateQueryWarning",
     "Duo",
     "FaiRR",

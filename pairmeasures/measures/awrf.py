@@ -10,9 +10,15 @@ import numpy as np
 from ir_measures import measures
 
 from ..math import awrf_lists, max_ted
-from .base import MeasureValues, RangedParam, degenerate_causes
+from .base import MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
+from .exposure import GroupAttention
+from .groupcombo import COMBO_PARAM, GROUP_PARAM
 from .ranked import RankedLists
 from .termbase import TARGETS_PARAM, TERM_PARAMS, TermMeasure
+
+#: Parameters of each form of AWRF (besides the common ones); giving one of the other form is an error.
+_GROUP_FORM_PARAMS = ("group", "combo", "p")
+_TERM_FORM_PARAMS = ("text", "terms", "tokenizer", "overlap", "targets", "alignment", "weights", "patience", "distance")
 
 __all__ = ["AWRF"]
 
@@ -36,6 +42,10 @@ class _AWRF(TermMeasure):
     SHORT_DESC = "Gender bias: distance between the attention-weighted group distribution of the top-k and the targets (lower = fairer)."
     SUPPORTED_PARAMS = {
         **TERM_PARAMS,
+        "form": measures.ParamInfo(dtype=str, choices=("terms", "groups"), default="terms", desc="'terms': the documents' group terms against targets (TExFAIR's form, default); 'groups': FairRankTune's AWRF on group labels (mean attention per group, combined by combo)"),
+        "group": GROUP_PARAM,
+        "combo": COMBO_PARAM,
+        "p": GroupAttention.P_PARAM,
         "targets": TARGETS_PARAM,
         "alignment": measures.ParamInfo(dtype=str, choices=("exposure", "share"), default="exposure", desc="document-group association: 'exposure' (term frequency / length, as TExFAIR) or 'share' (group shares of the document's terms; the targets when it has none)"),
         "weights": measures.ParamInfo(dtype=str, choices=("log", "uniform", "geometric"), default="log", desc="attention per rank: 'log' 1/log2(r+1), 'uniform', 'geometric' patience^(r-1)"),
@@ -48,10 +58,54 @@ class _AWRF(TermMeasure):
     REFERENCE = ("Sapiezynski, Zeng, Robertson, Mislove, Wilson: Quantifying the Impact of User Attention on Fair "
                  "Group Representation in Ranked Lists, WWW 2019 companion")
 
+    def groups_form(self) -> GroupAttention | None:
+        """The measure ``form='groups'`` evaluates (with this one's parameters), ``None`` in the terms form."""
+        if self.param("form") != "groups":
+            return None
+        return GroupAttention(**{name: value for name, value in self.params.items() if name != "form"})
+
+    def check_params(self) -> None:
+        groups = self.param("form") == "groups"
+        other = _TERM_FORM_PARAMS if groups else _GROUP_FORM_PARAMS
+        given = [name for name in other if name in self.params]
+        if given:
+            raise ValueError(f"{self}: {', '.join(given)} {'is a parameter' if len(given) == 1 else 'are parameters'} "
+                             f"of form={'terms' if groups else 'groups'}, not of form={self.param('form')!r}")
+        if not groups:
+            super().check_params()
+            return
+        PairMeasure.check_params(self)
+        if self.param("missing") == "neutral":
+            raise ValueError(f"{self}: missing='neutral' is for text; a document without a group has no neutral group "
+                             "(use 'error' or 'skip')")
+
+    def side_inputs(self) -> tuple[SideInput, ...]:
+        groups = self.groups_form()
+        return self.SIDE_INPUTS if groups is None else groups.side_inputs()
+
+    def direction(self) -> str:
+        groups = self.groups_form()
+        return self.DIRECTION if groups is None else groups.direction()
+
+    @property
+    def DEFAULT(self) -> float:  # type: ignore[override]
+        groups = self.groups_form()
+        return super().DEFAULT if groups is None else groups.DEFAULT
+
+    def degenerate_value(self) -> str:
+        groups = self.groups_form()
+        return super().degenerate_value() if groups is None else groups.degenerate_value()
+
     def value_range(self) -> str:
+        groups = self.groups_form()
+        if groups is not None:
+            return groups.value_range()
         return "[0, 1]" if self.param("distance") == "jsd" else f"[0, {max_ted(self.targets()):g}]"
 
     def compute(self, lists: RankedLists) -> MeasureValues:
+        groups = self.groups_form()
+        if groups is not None:
+            return groups.compute(lists)
         stats = self.stats(lists)
         counts = stats.group_counts()
         targets = self.targets()

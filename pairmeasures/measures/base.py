@@ -332,7 +332,7 @@ class PairMeasure(measures.Measure):
                     + (" or 'neutral'." if "neutral" in (self.SUPPORTED_PARAMS["missing"].choices or ()) else ".")
                 )
         if side.kind == "scores":
-            _check_scores(values, lists, self, origin)
+            _check_scores(values, lists, self, origin, side.column)
         return lists.with_columns(**{side.column: values})
 
     def check_resources(self) -> None:
@@ -489,12 +489,12 @@ def _axes(width: int) -> str:
     return "a number" if width == 0 else f"{width} number(s)"
 
 
-def _check_scores(values: np.ndarray, lists: RankedLists, measure: PairMeasure, origin: str) -> None:
+def _check_scores(values: np.ndarray, lists: RankedLists, measure: PairMeasure, origin: str, name: str) -> None:
     bad = ~np.isfinite(values)
     if bad.ndim == 2:
         bad = bad.any(axis=1)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise RunInputError(f"{measure}: non-finite polarity {values[row]} for {lists.describe(row)} in {origin}; "
-                            "polarity scores must be finite numbers")
+        raise RunInputError(f"{measure}: non-finite {name} {values[row]} for {lists.describe(row)} in {origin}; "
+                            f"{name} values must be finite numbers")
 
