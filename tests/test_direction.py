@@ -13,7 +13,8 @@ from pairmeasures.measures import BUILTIN_MEASURES, DIRECTIONS, EXPERIMENT_PLUS
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = {"Duo": "duo.md", "rND": "group-fairness.md", "rKL": "group-fairness.md", "rRD": "group-fairness.md",
          "TExFAIR": "texfair.md", "TED": "texfair.md", "AWRF": "texfair.md", "FaiRR": "fairr.md",
-         "NFaiRR": "fairr.md", "RaB": "rab.md", "ARaB": "rab.md", "Measured": "getting-started.md"}
+         "NFaiRR": "fairr.md", "RaB": "rab.md", "ARaB": "rab.md", "Measured": "getting-started.md",
+         **dict.fromkeys(["EXP", "EXPU", "EXPRU", "ERBE", "ERBP", "ERBR", "NDKL", "ARP", "IAA"], "group-exposure.md")}
 
 
 def row(measure, value_range: str) -> str:
@@ -62,8 +63,8 @@ def test_example_plugin_declares_a_direction():
     source = (ROOT / "plugins" / "pairmeasures-exposure" / "pairmeasures_exposure" / "__init__.py").read_text()
     namespace: dict = {}
     exec(compile(source, "pairmeasures_exposure", "exec"), namespace)
-    gap = namespace["ExposureGap"]
-    assert gap.direction() == "lower-fairer" and gap.value_range() == "[0, 1)"
+    entropy = namespace["ExposureEntropy"]
+    assert entropy.direction() == "higher-fairer" and entropy.value_range() == "[0, 1]"
 
 
 def test_dir_lists_the_lazy_names():

@@ -81,9 +81,9 @@ def installed_example_plugin(tmp_path_factory) -> Path:
 def test_example_plugin_parses_and_runs_in_pt_experiment(installed_example_plugin):
     result = run_python("""
         import warnings
-        import ir_measures, pandas as pd, pyterrier as pt
+        import ir_measures, numpy as np, pandas as pd, pyterrier as pt
         import pairmeasures as pm
-        measure = ir_measures.parse_measure("ExposureGap@3")
+        measure = ir_measures.parse_measure("ExposureEntropy@3")
         assert type(measure).__module__ == "pairmeasures_exposure", type(measure)
         run = pd.DataFrame({"qid": ["1"] * 4, "docno": list("abcd"), "score": [4.0, 3, 2, 1],
                             "group": ["m", "m", "f", "f"]})
@@ -91,9 +91,10 @@ def test_example_plugin_parses_and_runs_in_pt_experiment(installed_example_plugi
         topics = pd.DataFrame({"qid": ["1"], "query": ["q"]})
         table = pt.Experiment([pt.Transformer.from_df(run)], topics, qrels, eval_metrics=[measure],
                               names=["sys"], validate="error")
-        expected = (1 + 1 / 1.584962500721156) / 2 - 0.5
-        assert abs(table["ExposureGap@3"].iloc[0] - expected) < 1e-9, table
-        print("ok", table["ExposureGap@3"].iloc[0])
+        shares = np.array([1 + 1 / np.log2(3), 1 / 2]) / (1 + 1 / np.log2(3) + 1 / 2)  # m at ranks 1, 2; f at 3
+        expected = -(shares * np.log(shares)).sum() / np.log(2)
+        assert abs(table["ExposureEntropy@3"].iloc[0] - expected) < 1e-12, table
+        print("ok", table["ExposureEntropy@3"].iloc[0])
     """, PYTHONPATH=str(installed_example_plugin))
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ok")
@@ -102,7 +103,7 @@ def test_example_plugin_parses_and_runs_in_pt_experiment(installed_example_plugi
 def test_example_plugin_can_be_blocked(installed_example_plugin):
     result = run_python("""
         import ir_measures, pairmeasures
-        print("ExposureGap" in ir_measures.measures.registry)
+        print("ExposureEntropy" in ir_measures.measures.registry)
     """, PYTHONPATH=str(installed_example_plugin), PAIRMEASURES_DISABLE_PLUGINS="exposure")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
@@ -169,7 +170,17 @@ def test_example_plugin_in_help_and_measures(installed_example_plugin):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(installed_example_plugin), str(ROOT)])}
     run = [sys.executable, "-m", "pairmeasures"]
     help_text = subprocess.run([*run, "--help"], capture_output=True, text=True, env=env, timeout=300).stdout
-    assert "pairmeasures_exposure  ExposureGap" in help_text
-    shown = subprocess.run([*run, "measures", "ExposureGap"], capture_output=True, text=True, env=env, timeout=300)
+    assert "pairmeasures_exposure  ExposureEntropy" in help_text
+    shown = subprocess.run([*run, "measures", "ExposureEntropy"], capture_output=True, text=True, env=env, timeout=300)
     assert shown.returncode == 0, shown.stderr
-    assert "- direction: `lower-fairer`" in shown.stdout and "- range: [0, 1)" in shown.stdout
+    assert "- direction: `higher-fairer`" in shown.stdout and "- range: [0, 1]" in shown.stdout
+
+
+def test_example_plugin_measure_is_not_a_builtin():
+    """The example plugin shows how to add what the library lacks: its measure must not be a built-in."""
+    source = ROOT / "plugins" / "pairmeasures-exposure" / "pairmeasures_exposure" / "__init__.py"
+    namespace: dict = {}
+    exec(compile(source.read_text(encoding="utf-8"), str(source), "exec"), namespace)
+    names = {m.NAME for m in pm.measures.BUILTIN_MEASURES}
+    measure = namespace["ExposureEntropy"]
+    assert measure.NAME not in names

@@ -19,6 +19,7 @@ from .fairr import FaiRR, NFaiRR
 from .group import GroupFairnessMeasure, rKL, rND, rRD
 from .measured import Measured
 from .parity import ARP, IAA, NDKL
+from .pooled import pooled, pooled_value
 from .provider import PairEvaluator, PairProvider, provider
 from .rab import ARaB, RaB
 from .ranked import RankedLists, RunInputError
@@ -65,6 +66,8 @@ __all__ = [
     "TED",
     "TExFAIR",
     "TermMeasure",
+    "pooled",
+    "pooled_value",
     "provider",
     "rKL",
     "rND",

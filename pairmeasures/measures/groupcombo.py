@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import ClassVar, Optional
 
 import numpy as np
 from ir_measures import measures
@@ -13,7 +14,7 @@ from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideIn
 from .group import label_key
 from .ranked import RankedLists
 
-__all__ = ["GROUP_PARAM", "COMBO_PARAM", "MAX_REL_PARAM", "GroupComboMeasure", "group_codes", "utility"]
+__all__ = ["GROUP_PARAM", "COMBO_PARAM", "MAX_REL_PARAM", "GroupComboMeasure", "PooledValue", "group_codes", "group_presence", "utility"]
 
 GROUP_PARAM = measures.ParamInfo(dtype=str, default=None, desc="resource giving group labels (e.g. 'irds:pair/procon', 'beir:DIR', 'tsv:FILE') instead of the run's group column")
 COMBO_PARAM = measures.ParamInfo(dtype=str, choices=COMBOS, default="MaxMinDiff", desc="how per-group values combine (FairRankTune's names): 'MaxMinDiff' max - min, 'MaxAbsDiff' max |x - mean|, 'MeanAbsDev', 'LTwo' L2 norm, 'Variance', 'MinMaxRatio' min/max (1 = equal), 'MaxMinRatio' max/min")
@@ -35,6 +36,12 @@ def group_codes(lists: RankedLists) -> tuple[np.ndarray, np.ndarray]:
     key_codes, uniques = pd.factorize(pd.Series([label_key(v) for v in raw_uniques], dtype=object))
     codes = key_codes[raw_codes] if raw_codes.size else raw_codes.astype(np.int64)
     return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+
+
+def group_presence(lists: RankedLists, codes: np.ndarray, n_groups: int) -> np.ndarray:
+    """Whether each list has a document of each group: booleans, shape ``(queries, n_groups)``."""
+    n_queries = lists.query_ids.size
+    return np.bincount(lists.row_query * n_groups + codes, minlength=n_queries * n_groups).reshape(n_queries, n_groups) > 0
 
 
 class GroupComboMeasure(PairMeasure):
@@ -77,9 +84,8 @@ class GroupComboMeasure(PairMeasure):
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         codes, uniques = group_codes(lists)
-        n_queries, n_groups = lists.query_ids.size, max(len(uniques), 1)
-        present = np.bincount(lists.row_query * n_groups + codes, minlength=n_queries * n_groups).reshape(
-            n_queries, n_groups) > 0
+        n_groups = max(len(uniques), 1)
+        present = group_presence(lists, codes, n_groups)
         numerator, denominator = self.group_parts(lists, codes, n_groups)
         zero = (present & (denominator == 0)).any(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -92,3 +98,50 @@ class GroupComboMeasure(PairMeasure):
                                    "the combination is undefined (a ratio with a zero group value)")
         return MeasureValues(values=np.where(degenerate, self.degenerate_default(), value), degenerate=degenerate,
                              causes=causes)
+
+    def compute_pooled(self, lists: RankedLists) -> PooledValue:
+        r"""One value over all the lists at once, as FairRankTune computes it from many rankings (one per query).
+
+        ``POOLING = "ratio"``: :math:`x_g = \sum_q n_{qg} / \sum_q d_{qg}`; ``"sum"``:
+        :math:`x_g = \sum_q n_{qg} / d_{qg}` over the lists where ``g`` has a document and :math:`d_{qg} \ne 0`
+        (the others are counted in :attr:`PooledValue.skipped`). The groups are those with a document in any list.
+        """
+        codes, uniques = group_codes(lists)
+        n_groups = max(len(uniques), 1)
+        present = group_presence(lists, codes, n_groups)
+        numerator, denominator = self.group_parts(lists, codes, n_groups)
+        anywhere = present.any(axis=0)
+        skipped = 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.POOLING == "ratio":
+                total = np.where(present, denominator, 0.0).sum(axis=0)
+                zero = bool((anywhere & (total == 0)).any())
+                group_values = np.where(total != 0, np.where(present, numerator, 0.0).sum(axis=0) / total, 0.0)
+            elif self.POOLING == "sum":
+                usable = present & (denominator != 0)
+                skipped = int((present & ~usable).any(axis=1).sum())
+                zero = False
+                group_values = np.where(usable, numerator / np.where(usable, denominator, 1.0), 0.0).sum(axis=0)
+            else:
+                raise ValueError(f"{self.NAME}: POOLING must be 'ratio' or 'sum', not {self.POOLING!r}")
+        combined = np.logical_and(anywhere, not zero).reshape(1, -1)
+        value, defined = combine_groups(group_values.reshape(1, -1), combined, self.param("combo"))
+        cause = ("no documents" if not len(lists) else "one group only" if anywhere.sum() < 2 else
+                 self.ZERO_DENOMINATOR if zero else
+                 "the combination is undefined (a ratio with a zero group value)" if not defined[0] else None)
+        return PooledValue(value=float(value[0]) if cause is None else self.degenerate_default(), cause=cause,
+                           groups=dict(zip(uniques.tolist(), group_values.tolist())), skipped=skipped)
+
+
+@dataclass(frozen=True)
+class PooledValue:
+    """A measure's value over all queries pooled (:meth:`GroupComboMeasure.compute_pooled`)."""
+
+    #: The combined value; the measure's degenerate default when ``cause`` is set.
+    value: float
+    #: Why there is nothing to combine (e.g. "one group only"), else ``None``.
+    cause: Optional[str]
+    #: Each group's pooled value (FairRankTune's second return value).
+    groups: dict
+    #: Lists left out of some group's sum because that group's denominator is 0 there (``POOLING = "sum"``).
+    skipped: int

@@ -1,9 +1,14 @@
-r"""ExposureGap: the gap in mean positional exposure between groups of ranked documents.
+r"""ExposureEntropy: how evenly a ranking spreads its positional exposure over the groups of its documents.
 
-A document at 0-based position :math:`j` of the considered list gets exposure
-:math:`1 / \log_2(j + 2)`; each group's mean exposure is averaged over its documents, and the
-measure is the largest mean minus the smallest (0: every group equally exposed on average).
-A query whose documents all belong to one group scores 0.
+A document at 1-based position :math:`r` of the considered list gets exposure :math:`v_r = 1 / \log_2(r + 1)`.
+Group :math:`g`'s share of the list's exposure is :math:`s_g = \sum_{d \in g} v_{r(d)} / \sum_d v_{r(d)}`, and
+the measure is the normalised Shannon entropy of the shares over the :math:`G \ge 2` groups in the list:
+
+.. math:: \mathrm{ExposureEntropy} = -\frac{1}{\ln G} \sum_g s_g \ln s_g
+
+1: every group gets the same share of exposure; towards 0: one group takes almost all of it. Unlike the
+built-in ``EXP`` (mean exposure per document of each group), the shares are totals, so a group with more
+documents in the list gets more exposure. A query whose documents all belong to one group scores 1.
 """
 
 import numpy as np
@@ -12,21 +17,21 @@ from ir_measures import measures
 import pairmeasures as pm
 
 
-class _ExposureGap(pm.PairMeasure):
+class _ExposureEntropy(pm.PairMeasure):
     __doc__ = __doc__
-    __name__ = "ExposureGap"
+    __name__ = "ExposureEntropy"
     NAME = __name__
-    PRETTY_NAME = "Group exposure gap"
-    SHORT_DESC = "Largest minus smallest mean positional exposure 1/log2(rank+1) of the groups in a ranking."
+    PRETTY_NAME = "Entropy of group exposure shares"
+    SHORT_DESC = "Normalised entropy of the groups' shares of positional exposure 1/log2(rank+1) in a ranking."
     SUPPORTED_PARAMS = {
         **pm.measures.COMMON_PARAMS,
         "group": measures.ParamInfo(dtype=str, default=None, desc="resource giving group labels instead of the run's group column"),
     }
     SIDE_INPUTS = (pm.SideInput(column="group", param="group", kind="labels"),)
-    DIRECTION = "lower-fairer"  # one of pm.measures.DIRECTIONS; left out, it is "unknown"
-    RANGE = "[0, 1)"
+    DIRECTION = "higher-fairer"  # one of pm.measures.DIRECTIONS; left out, it is "unknown"
+    RANGE = "[0, 1]"
     REFERENCE = "after Singh, Joachims: Fairness of Exposure in Rankings, KDD 2018"
-    DEGENERATE = 0.0
+    DEGENERATE = 1.0
     DEGENERATE_REASON = "its documents come from one group only"
 
     def compute(self, lists):
@@ -35,23 +40,22 @@ class _ExposureGap(pm.PairMeasure):
         codes, uniques = pd.factorize(pd.Series(lists.column("group"), dtype=object).astype(str))
         n_queries, n_groups = lists.query_ids.size, max(len(uniques), 1)
         row_query = lists.row_query
-        position = np.arange(len(lists)) - lists.offsets[row_query]
-        exposure = 1.0 / np.log2(position + 2.0)
+        position = np.arange(len(lists)) - lists.offsets[row_query] + 1
+        exposure = 1.0 / np.log2(position + 1.0)
         totals = np.zeros((n_queries, n_groups))
-        counts = np.zeros((n_queries, n_groups))
         np.add.at(totals, (row_query, codes), exposure)
-        np.add.at(counts, (row_query, codes), 1.0)
-        present = counts > 0
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = totals / counts
-        gap = np.where(present, means, -np.inf).max(axis=1) - np.where(present, means, np.inf).min(axis=1)
-        degenerate = present.sum(axis=1) < 2
-        return pm.MeasureValues(values=np.where(degenerate, self.DEGENERATE, gap), degenerate=degenerate)
+        present = totals > 0
+        shares = totals / np.maximum(totals.sum(axis=1, keepdims=True), 1e-300)
+        entropy = -np.where(present, shares * np.log(np.where(present, shares, 1.0)), 0.0).sum(axis=1)
+        groups = present.sum(axis=1)
+        degenerate = groups < 2
+        value = entropy / np.log(np.maximum(groups, 2))
+        return pm.MeasureValues(values=np.where(degenerate, self.DEGENERATE, value), degenerate=degenerate)
 
 
-ExposureGap = _ExposureGap()
+ExposureEntropy = _ExposureEntropy()
 
 
 @pm.hookimpl
 def pairmeasures_measures():
-    return [ExposureGap]
+    return [ExposureEntropy]
