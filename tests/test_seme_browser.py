@@ -88,10 +88,19 @@ class Server:
         self.wsgi = create_server(create_app(material, db, seed=0, secret_key="browser-test"), host="127.0.0.1",
                                   port=0, threads=8)
         self.url = f"http://127.0.0.1:{self.wsgi.effective_port}"
-        self.thread = threading.Thread(target=self.wsgi.run, daemon=True)
+        self.closing = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
+    def _run(self) -> None:
+        try:
+            self.wsgi.run()
+        except OSError:  # the loop's select() on sockets close() has just closed from the test's thread
+            if not self.closing.is_set():
+                raise
+
     def close(self) -> None:
+        self.closing.set()
         self.wsgi.close()
         self.wsgi.task_dispatcher.shutdown()
         self.thread.join(timeout=10)
