@@ -3,6 +3,7 @@ provider; their degenerate queries get documented values with causes."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import ir_measures
@@ -177,7 +178,7 @@ QRELS = pd.DataFrame({"query_id": ["a", "a", "b", "b", "b"], "doc_id": ["a1", "a
 @pytest.mark.parametrize("measure,value,cause", [
     (pm.EXP @ 5, 0.0, "one group only"),
     (pm.EXP(combo="MinMaxRatio") @ 5, 1.0, "one group only"),
-    (pm.ERBE(combo="MaxMinRatio") @ 5, 1.0, "one group only"),
+    (pm.ERBE(combo="MaxMinRatio", degenerate="default") @ 5, 1.0, "one group only"),
     (pm.AWRF(form="groups", combo="LTwo") @ 5, 0.0, "one group only"),  # FairRankTune: the one group's value
 ])
 def test_one_group_is_degenerate(measure, value, cause):
@@ -186,18 +187,30 @@ def test_one_group_is_degenerate(measure, value, cause):
 
 
 @pytest.mark.parametrize("measure", [pm.EXPU @ 5, pm.EXPRU @ 5, pm.ERBR @ 5, pm.ERBR(combo="MinMaxRatio") @ 5])
-def test_group_without_utility_is_degenerate(measure):
-    """Group y of query b has no relevant document: FairRankTune divides by 0 (inf or nan)."""
+def test_group_without_utility_is_left_out_unless_asked(measure):
+    """Group y of query b has no relevant document: FairRankTune divides by 0 (inf or nan). Here the query is
+    degenerate and, for these measures, left out of the mean by default: counting it as fair would let sparse
+    judgements pass for fairness."""
     with pytest.warns(pm.DegenerateQueryWarning, match="a group has no relevant document"):
         value = per_query([measure], QRELS, ONE_GROUP, quiet=False)[str(measure)]["b"]
+    assert math.isnan(value)
+    counted = measure(degenerate="default")
+    with pytest.warns(pm.DegenerateQueryWarning, match="a group has no relevant document"):
+        value = per_query([counted], QRELS, ONE_GROUP, quiet=False)[str(counted)]["b"]
     assert value == (1.0 if measure.param("combo") == "MinMaxRatio" else 0.0)
 
 
-def test_zero_click_group_with_a_ratio_combo_is_degenerate():
+def test_zero_click_group_with_max_min_ratio_is_left_out():
+    """A group never clicked although relevant: FairRankTune's MaxMinRatio is inf, the least fair case. No finite
+    value stands for it, so MaxMinRatio leaves such queries out unless degenerate='default' is asked for;
+    MinMaxRatio is 0 there."""
     run = ONE_GROUP.assign(ctr=[0.1, 0.2, 0.3, 0.0, 0.5])
     qrels = QRELS.assign(relevance=1)
     with pytest.warns(pm.DegenerateQueryWarning, match="the combination is undefined"):
-        assert per_query([pm.EXPRU(combo="MaxMinRatio") @ 5], qrels, run, quiet=False)["EXPRU(combo='MaxMinRatio')@5"]["b"] == 1.0
+        values = per_query([pm.EXPRU(combo="MaxMinRatio") @ 5, pm.EXPRU(combo="MinMaxRatio") @ 5], qrels, run, quiet=False)
+    assert math.isnan(values["EXPRU(combo='MaxMinRatio')@5"]["b"]) and values["EXPRU(combo='MinMaxRatio')@5"]["b"] == 0.0
+    with pytest.warns(pm.DegenerateQueryWarning, match="2 of 2 queries"):  # nothing measured: NaN, and said so
+        assert math.isnan(ir_measures.calc_aggregate([pm.EXPRU(combo="MaxMinRatio") @ 5], qrels, run)[pm.EXPRU(combo="MaxMinRatio") @ 5])
 
 
 def test_click_rates_outside_the_unit_interval_name_the_document():

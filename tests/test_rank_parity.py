@@ -99,13 +99,13 @@ def test_arp_matches_fairranktune_for_every_combo(seed, n_groups, cutoff, rel, c
     for query, value in values.items():
         docs = considered(run, qrels, query, cutoff, rel)
         if docs.group.nunique() < 2:  # FairRankTune divides by zero
-            assert value == (1.0 if "Ratio" in combo else 0.0)
+            assert value == (1.0 if combo == "MinMaxRatio" else 0.0) or (combo == "MaxMinRatio" and math.isnan(value))
             continue
         ranking, groups, _ = frt_inputs(docs)
         with np.errstate(divide="ignore"):
             expected, _ = frt.ARP(ranking, groups, combo)
-        if math.isinf(expected):  # MaxMinRatio with a group at the bottom: degenerate here, value 1
-            assert value == 1.0
+        if math.isinf(expected):  # MaxMinRatio with a group at the bottom: unbounded, left out of the mean here
+            assert math.isnan(value)
         else:
             assert value == pytest.approx(expected, abs=1e-12, rel=0)
 
@@ -273,9 +273,13 @@ def test_degenerate_queries_get_documented_values_and_causes():
         assert values["empty"] == 0.0
         if cause:
             assert values["one"] == 0.0
-    # MaxMinRatio: 'Z' is below every other document (FPR 0), FairRankTune's inf; here degenerate, 1
+    # MaxMinRatio: 'Z' is below every other document (FPR 0), FairRankTune's inf: left out of the mean by default
     with pytest.warns(pm.DegenerateQueryWarning, match="undefined"):
         values = {m.query_id: m.value for m in ir_measures.iter_calc([pm.ARP(combo="MaxMinRatio")], qrels, run)}
+    assert math.isnan(values["two"]) and math.isnan(values["one"])
+    with pytest.warns(pm.DegenerateQueryWarning, match="undefined"):
+        values = {m.query_id: m.value for m in ir_measures.iter_calc([pm.ARP(combo="MaxMinRatio", degenerate="default")],
+                                                                     qrels, run)}
     assert values["two"] == 1.0 and values["one"] == 1.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pm.DegenerateQueryWarning)

@@ -19,7 +19,7 @@ from ir_measures import measures
 
 from ..math.group_exposure import geometric_attention, log_exposure, per_group, positions, rbp_exposure
 from .base import RangedParam, SideInput
-from .groupcombo import MAX_REL_PARAM, GroupComboMeasure, utility
+from .groupcombo import MAX_REL_PARAM, UTILITY_DEGENERATE_PARAM, GroupComboMeasure, utility
 from .ranked import RankedLists, RunInputError
 
 __all__ = ["EXP", "EXPU", "EXPRU", "ERBE", "ERBP", "ERBR", "ExposureMeasure", "GroupAttention"]
@@ -84,7 +84,7 @@ class _EXPU(ExposureMeasure):
     NAME = __name__
     PRETTY_NAME = "Exposure-utility disparity"
     SHORT_DESC = "Group fairness: how unequal the groups' exposure per unit of utility (relevance) is (0 = equal, by combo)."
-    SUPPORTED_PARAMS = {**GroupComboMeasure.SUPPORTED_PARAMS, "max_rel": MAX_REL_PARAM}
+    SUPPORTED_PARAMS = {**GroupComboMeasure.SUPPORTED_PARAMS, "max_rel": MAX_REL_PARAM, "degenerate": UTILITY_DEGENERATE_PARAM}
     REFERENCE = _SINGH
     ZERO_DENOMINATOR = "a group has no relevant document (zero utility)"
 
@@ -118,6 +118,7 @@ class _EXPRU(ExposureMeasure):
     SUPPORTED_PARAMS = {
         **GroupComboMeasure.SUPPORTED_PARAMS,
         "max_rel": MAX_REL_PARAM,
+        "degenerate": UTILITY_DEGENERATE_PARAM,
         "clicks": measures.ParamInfo(dtype=str, choices=("observed", "position"), default="observed", desc="click-through rates: 'observed' from the run's ctr column or ctr= (default), 'position' from the click model ctr = utility / log2(r + 1)"),
         "ctr": measures.ParamInfo(dtype=str, default=None, desc="resource giving each document's click-through rate in [0, 1] (a 'tsv:FILE' of numbers) instead of the run's ctr column; only with clicks='observed'"),
     }
@@ -213,7 +214,7 @@ class _ERBR(_RBPExposure):
     NAME = __name__
     PRETTY_NAME = "RBP exposure relevance-proportionality"
     SHORT_DESC = "Group fairness: how unequal the groups' RBP exposure per unit of utility is (0 = equal, by combo)."
-    SUPPORTED_PARAMS = {**_RBPExposure.SUPPORTED_PARAMS, "max_rel": MAX_REL_PARAM}
+    SUPPORTED_PARAMS = {**_RBPExposure.SUPPORTED_PARAMS, "max_rel": MAX_REL_PARAM, "degenerate": UTILITY_DEGENERATE_PARAM}
     ZERO_DENOMINATOR = "a group has no relevant document (zero utility)"
 
     def needs_relevance(self) -> bool:

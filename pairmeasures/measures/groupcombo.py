@@ -14,12 +14,17 @@ from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideIn
 from .group import label_key
 from .ranked import RankedLists
 
-__all__ = ["GROUP_PARAM", "COMBO_PARAM", "MAX_REL_PARAM", "GroupComboMeasure", "PooledValue", "group_codes", "group_presence", "utility"]
+__all__ = ["GROUP_PARAM", "COMBO_PARAM", "MAX_REL_PARAM", "UTILITY_DEGENERATE_PARAM", "GroupComboMeasure", "PooledValue", "group_codes", "group_presence", "utility"]
 
 GROUP_PARAM = measures.ParamInfo(dtype=str, default=None, desc="resource giving group labels (e.g. 'irds:pair/procon', 'beir:DIR', 'tsv:FILE') instead of the run's group column")
 COMBO_PARAM = measures.ParamInfo(dtype=str, choices=COMBOS, default="MaxMinDiff", desc="how per-group values combine (FairRankTune's names): 'MaxMinDiff' max - min, 'MaxAbsDiff' max |x - mean|, 'MeanAbsDev', 'LTwo' L2 norm, 'Variance', 'MinMaxRatio' min/max (1 = equal), 'MaxMinRatio' max/min")
 
 MAX_REL_PARAM = RangedParam(dtype=int, default=1, low=1, high=1000, desc="utility of a document: min(qrel, max_rel) / max_rel, unjudged and negative labels 0 (default 1: binary, a qrel >= 1 is relevant)")
+
+#: ``degenerate`` of the measures that divide by a group's utility: most queries of a sparsely judged collection
+#: have a group without a relevant document, where the value is undefined, so they are left out by default
+#: rather than counted as fair.
+UTILITY_DEGENERATE_PARAM = measures.ParamInfo(dtype=str, choices=("default", "exclude"), default="exclude", desc="a query with nothing to measure or a group without utility: 'exclude' (default) gives it NaN and leaves it out of the mean; 'default' gives it the measure's documented value, counted in the mean")
 
 
 def utility(lists: RankedLists, max_rel: int) -> np.ndarray:
@@ -66,6 +71,13 @@ class GroupComboMeasure(PairMeasure):
 
     def direction(self) -> str:
         return "higher-fairer" if self.param("combo") == "MinMaxRatio" else "lower-fairer"
+
+    def excludes_degenerate(self) -> bool:
+        """As ``degenerate=`` says; left unset, ``MaxMinRatio`` excludes: its ratio is unbounded where a group's value
+        is 0 (the least fair case), and no finite value could stand for it in a mean."""
+        if self.param("combo") == "MaxMinRatio" and "degenerate" not in self.params:
+            return True
+        return super().excludes_degenerate()
 
     def degenerate_default(self) -> float:
         """The value of a degenerate list: 1 for the ratio combinations (groups equal), else :attr:`DEGENERATE`."""
