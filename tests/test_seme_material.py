@@ -241,15 +241,15 @@ def test_write_material_takes_material_only(tmp_path):
 @pytest.mark.parametrize("seed", range(4))
 def test_most_signed_order_matches_brute_force(seed):
     """The local search reaches the extreme signed DUO of every ordering, found by brute force, on small lists."""
-    from pairmeasures.apps.seme.material import _signed, most_signed_order, window_orders
+    from pairmeasures.math.reorder import _signed_duo, most_signed_order, window_orders
 
     rng = np.random.default_rng(seed)
     for n in range(3, 7):
         for draw in range(6):
             scores = rng.integers(-3, 4, size=n).astype(float) if draw % 2 else rng.normal(size=n) + rng.normal()
-            everything = _signed(scores, np.array(list(itertools.permutations(range(n)))))
+            everything = _signed_duo(scores, np.array(list(itertools.permutations(range(n)))))
             for toward in (1, -1):
-                found = toward * _signed(scores, most_signed_order(scores, toward)[None, :])[0]
+                found = toward * _signed_duo(scores, most_signed_order(scores, toward)[None, :])[0]
                 assert found == pytest.approx((toward * everything).max(), abs=1e-9), (scores, toward)
             windows = window_orders(scores)
             assert windows.shape == (2 ** (n - 1), n) and len({tuple(w) for w in windows}) == 2 ** (n - 1)

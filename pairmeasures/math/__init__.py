@@ -43,7 +43,7 @@ from .neutrality import (
 from .polarization import QueryAccuracy, consistent_accuracy, per_query_accuracy, perspective_accuracy
 from .rab import arab, bias_labels, gender_magnitudes, ibbr_magnitudes, rab, rank_bias_lists
 from .rbo import rbo
-from .reorder import duo_extreme_order, duo_extreme_orders, duogreedy_lists, duogreedy_order
+from .reorder import duo_extreme_order, duo_extreme_orders, duogreedy_lists, duogreedy_order, most_signed_order
 
 __all__ = [
     "Axes",
@@ -51,6 +51,7 @@ __all__ = [
     "duo_extreme_orders",
     "duogreedy_lists",
     "duogreedy_order",
+    "most_signed_order",
     "DEGENERATE_NFAIRR",
     "NFaiRRResult",
     "TermFairnessResult",

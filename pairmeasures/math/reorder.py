@@ -7,6 +7,10 @@ utility (DUO = 1, the least diverse: its prefixes are growing intervals of neigh
 ``pole=+1`` / ``-1`` restricts the least diverse ordering to those whose top document lies on that
 side of zero (most biased toward that pole); it is exact within that restriction.
 
+:func:`most_signed_order` finds an ordering of extreme *signed* DUO (:math:`\mu^+`, PAIR Appendix A.2) toward one
+pole by local search from the least diverse orderings (:func:`window_orders`); ``pole=`` above keeps DUO = 1,
+which can still lean the other way in :math:`\mu^+`.
+
 :func:`duogreedy_lists` reorders the top ``k`` of many lists: at position ``t`` it picks the
 remaining document maximising
 
@@ -22,17 +26,19 @@ several (DUO with ``axes='max'`` follows the most biased axis). Lists of equal l
 
 from __future__ import annotations
 
+import itertools
 from typing import Optional
 
 import numpy as np
 
 from ._lists import check_offsets, list_lengths
-from .duo import _as_scores, _check_step, duo_depth_weights
+from .duo import _as_scores, _check_step, duo_depth_weights, duo_lists
 
 #: Cells of the boolean backtracking tables built in one vectorised pass (about 50 MB).
 _MAX_CHOICE_CELLS = 50_000_000
 
-__all__ = ["duo_extreme_order", "duo_extreme_orders", "duogreedy_order", "duogreedy_lists"]
+__all__ = ["duo_extreme_order", "duo_extreme_orders", "duogreedy_order", "duogreedy_lists", "most_signed_order",
+           "window_orders"]
 
 
 def _check_which(which: str, pole: Optional[int]) -> None:
@@ -201,3 +207,60 @@ def _check_lambda_k(Lambda, k) -> tuple[float, int]:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive integer (how many top documents to reorder), got {k!r}")
     return float(Lambda), int(k)
+
+
+def window_orders(scores) -> np.ndarray:
+    """Every ordering of ``scores`` whose prefixes are runs of adjacent scores in sorted order, shape
+    ``(2^(n-1), n)`` of positions: it starts at some score and each next one extends the run by its lower or
+    upper neighbour. Orderings of DUO = 1 (minimal raw sum) are of this form, since a prefix's variance depends
+    on its set only and the exact bounds are chains of such runs (:func:`duo_extreme_order`)."""
+    n = len(scores)
+    ascending = np.argsort(np.asarray(scores, dtype=np.float64), kind="stable")
+    lower = (np.arange(2 ** (n - 1))[:, None] >> np.arange(n - 1)[None, :]) & 1  # step t extends the run downward
+    start = lower.sum(axis=1)  # the run ends at the bottom, so it starts this many places up
+    steps = np.where(lower == 1, start[:, None] - np.cumsum(lower, axis=1), start[:, None] + np.cumsum(1 - lower, axis=1))
+    return ascending[np.hstack([start[:, None], steps])]
+
+
+def _signed_duo(scores: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    r"""Signed DUO (:math:`\mu^+`) of each ordering (row of positions) of ``scores``, by
+    :func:`~pairmeasures.math.duo.duo_lists`."""
+    return duo_lists(scores[orders].ravel(), np.arange(0, orders.size + 1, orders.shape[1])).signed
+
+
+def _moves(n: int) -> np.ndarray:
+    """Every ordering one move away from the identity of ``n`` positions: two documents swapped, or one moved to
+    another place; shape ``(moves, n)``."""
+    identity = list(range(n))
+    swaps = [identity[:i] + [j] + identity[i + 1:j] + [i] + identity[j + 1:] for i, j in itertools.combinations(range(n), 2)]
+    shifts = [(rest := identity[:i] + identity[i + 1:])[:j] + [i] + rest[j:] for i in range(n) for j in range(n)
+              if j not in (i, i - 1)]  # j = i is no move; j = i - 1 repeats the adjacent swap
+    return np.array(swaps + shifts, dtype=np.int64).reshape(-1, n)
+
+
+def most_signed_order(scores, toward: int, start=None, starts: int = 8) -> np.ndarray:
+    r"""An ordering of ``scores`` of extreme signed DUO toward ``toward`` (+1: the largest :math:`\mu^+`, -1: the
+    smallest), by local search: from the ``starts`` best of the window orderings (:func:`window_orders`) and
+    ``start`` (default: the given order), apply the best move (a swap of two documents or a document moved
+    elsewhere) while one helps; the best ordering reached. Window orderings alone can miss the extreme: when most
+    scores lie on one side, every ordering of DUO = 1 leans that way, and the most biased ordering toward the other
+    side is a less uniform one (``BiasedOrdering("most", pole=±1)`` keeps DUO = 1 and so can lean the wrong way).
+    Deterministic: ties go to the first candidate."""
+    scores = np.asarray(scores, dtype=np.float64)
+    n = scores.size
+    candidates = np.vstack([window_orders(scores), np.arange(n)[None, :] if start is None else np.asarray(start)[None, :]])
+    values = toward * _signed_duo(scores, candidates)
+    chosen = np.unique(np.r_[np.argsort(-values, kind="stable")[:starts], len(candidates) - 1])
+    orders, values = candidates[chosen], values[chosen]
+    moves = _moves(n)
+    for _ in range(4 * n * n):  # every step strictly improves a start; the bound only guards against float ties
+        neighbours = np.take_along_axis(np.repeat(orders, len(moves), axis=0), np.tile(moves, (len(orders), 1)), axis=1)
+        found = (toward * _signed_duo(scores, neighbours)).reshape(len(orders), len(moves))
+        best = found.argmax(axis=1)
+        better = found[np.arange(len(orders)), best] > values + 1e-12
+        if not better.any():
+            break
+        orders = np.where(better[:, None], neighbours.reshape(len(orders), len(moves), n)[np.arange(len(orders)), best],
+                          orders)
+        values = np.where(better, found[np.arange(len(orders)), best], values)
+    return orders[int(np.argmax(values))]

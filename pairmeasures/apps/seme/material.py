@@ -2,7 +2,7 @@ r"""``pairmeasures seme material``: study material from a system's rankings (PAI
 
 Per query, the system's top ``k`` documents are shown in four orderings (:data:`CONDITIONS`): the most biased
 toward each perspective (the largest and the smallest signed DUO :math:`\mu^+`, PAIR Appendix A.2, found by
-:func:`most_signed_order`), the least biased (``BiasedOrdering("least")``: DUO = 0) and the
+:func:`~pairmeasures.math.reorder.most_signed_order`), the least biased (``BiasedOrdering("least")``: DUO = 0) and the
 system's own. Each ordering carries its :math:`\mu^+` (``Duo(signed=True)@k``; + = toward the ``positive``
 perspective) and its DUO. Polarity is the audit's: an axis per query fitted on the dataset's labelled documents,
 pointing to ``positive``. The building blocks are the audit's (dataset profile, polarity model) and the
@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
 
 __all__ = ["CONDITIONS", "FORMAT", "VERSION", "DEFAULT_SYSTEM", "build_material", "write_material", "check_out"]
@@ -227,80 +226,13 @@ def _retrieve(pipeline, topics: "pd.DataFrame", k: int) -> "pd.DataFrame":
     return run[run["rank"] < k].reset_index(drop=True)
 
 
-def window_orders(scores) -> "np.ndarray":
-    """Every ordering of ``scores`` whose prefixes are runs of adjacent scores in sorted order, shape
-    ``(2^(n-1), n)`` of positions: it starts at some score and each next one extends the run by its lower or
-    upper neighbour. Orderings of DUO = 1 (minimal raw sum) are of this form, since a prefix's variance depends
-    on its set only and the exact bounds are chains of such runs (:mod:`pairmeasures.math.reorder`)."""
-    import numpy as np
-
-    n = len(scores)
-    ascending = np.argsort(np.asarray(scores, dtype=np.float64), kind="stable")
-    lower = (np.arange(2 ** (n - 1))[:, None] >> np.arange(n - 1)[None, :]) & 1  # step t extends the run downward
-    start = lower.sum(axis=1)  # the run ends at the bottom, so it starts this many places up
-    steps = np.where(lower == 1, start[:, None] - np.cumsum(lower, axis=1), start[:, None] + np.cumsum(1 - lower, axis=1))
-    return ascending[np.hstack([start[:, None], steps])]
-
-
-def _signed(scores, orders) -> "np.ndarray":
-    r"""Signed DUO (:math:`\mu^+`) of each ordering (row of positions) of ``scores``, by
-    :func:`~pairmeasures.math.duo.duo_lists`."""
-    import numpy as np
-
-    from ...math.duo import duo_lists
-
-    return duo_lists(scores[orders].ravel(), np.arange(0, orders.size + 1, orders.shape[1])).signed
-
-
-def _moves(n: int) -> "np.ndarray":
-    """Every ordering one move away from the identity of ``n`` positions: two documents swapped, or one moved to
-    another place; shape ``(moves, n)``."""
-    import itertools
-
-    import numpy as np
-
-    identity = list(range(n))
-    swaps = [identity[:i] + [j] + identity[i + 1:j] + [i] + identity[j + 1:] for i, j in itertools.combinations(range(n), 2)]
-    shifts = [(rest := identity[:i] + identity[i + 1:])[:j] + [i] + rest[j:] for i in range(n) for j in range(n)
-              if j not in (i, i - 1)]  # j = i is no move; j = i - 1 repeats the adjacent swap
-    return np.array(swaps + shifts, dtype=np.int64).reshape(-1, n)
-
-
-def most_signed_order(scores, toward: int, start=None, starts: int = 8) -> "np.ndarray":
-    r"""An ordering of ``scores`` of extreme signed DUO toward ``toward`` (+1: the largest :math:`\mu^+`, -1: the
-    smallest), by local search: from the ``starts`` best of the window orderings (:func:`window_orders`) and
-    ``start`` (default: the given order), apply the best move (a swap of two documents or a document moved
-    elsewhere) while one helps; the best ordering reached. Window orderings alone can miss the extreme: when most
-    scores lie on one side, every ordering of DUO = 1 leans that way, and the most biased ordering toward the other
-    side is a less uniform one (``BiasedOrdering("most", pole=±1)`` keeps DUO = 1 and so can lean the wrong way).
-    Deterministic: ties go to the first candidate."""
-    import numpy as np
-
-    scores = np.asarray(scores, dtype=np.float64)
-    n = scores.size
-    candidates = np.vstack([window_orders(scores), np.arange(n)[None, :] if start is None else np.asarray(start)[None, :]])
-    values = toward * _signed(scores, candidates)
-    chosen = np.unique(np.r_[np.argsort(-values, kind="stable")[:starts], len(candidates) - 1])
-    orders, values = candidates[chosen], values[chosen]
-    moves = _moves(n)
-    for _ in range(4 * n * n):  # every step strictly improves a start; the bound only guards against float ties
-        neighbours = np.take_along_axis(np.repeat(orders, len(moves), axis=0), np.tile(moves, (len(orders), 1)), axis=1)
-        found = (toward * _signed(scores, neighbours)).reshape(len(orders), len(moves))
-        best = found.argmax(axis=1)
-        better = found[np.arange(len(orders)), best] > values + 1e-12
-        if not better.any():
-            break
-        orders = np.where(better[:, None], neighbours.reshape(len(orders), len(moves), n)[np.arange(len(orders)), best],
-                          orders)
-        values = np.where(better, found[np.arange(len(orders)), best], values)
-    return orders[int(np.argmax(values))]
-
-
 def _signed_extremes(scored: "pd.DataFrame") -> dict:
-    """``most_positive`` and ``most_negative``: per query, :func:`most_signed_order` toward +1 and -1 of its
+    """``most_positive`` and ``most_negative``: per query, :func:`~pairmeasures.math.reorder.most_signed_order` toward +1 and -1 of its
     documents, starting from the system's ordering."""
     import numpy as np
     from tqdm.auto import tqdm
+
+    from ...math.reorder import most_signed_order
 
     if not len(scored):
         return {"most_positive": scored, "most_negative": scored}
