@@ -186,8 +186,8 @@ def test_measures_without_a_pooled_form_are_refused():
 
 
 def test_bad_input_names_what_to_fix():
-    run = pd.DataFrame({"qid": ["1"], "docno": ["a"], "score": [1.0], "group": ["x"]})
-    with pytest.raises(pm.RunInputError, match=r"TestMeanExposure: the run has PyTerrier's column names.*qid -> query_id"):
+    run = pd.DataFrame({"qid": ["1"], "doc": ["a"], "score": [1.0], "group": ["x"]})
+    with pytest.raises(pm.RunInputError, match=r"TestMeanExposure: .*doc_id"):
         pm.pooled(_MeanExposure(), run)
     run = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0]})
     with pytest.raises(pm.RunInputError, match=r"reads the run's 'group' column, which it lacks"):
