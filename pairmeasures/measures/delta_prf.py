@@ -70,18 +70,19 @@ def delta_a_prf(run: Any, qrels: Any, *, groups: tuple[str, str] = ("male", "fem
                   & np.char.startswith(second_causes.astype(str), prefix))
     why = np.where(both_other, f"its clicked passages are of neither {groups[0]!r} nor {groups[1]!r}", first_causes)
     left_out = dict(zip(query_ids[neither].tolist(), why[neither].tolist()))
-    empty = [group for group in groups if counts[group] == 0]
+    empty = [position for position, group in enumerate(groups) if counts[group] == 0]
     if empty:
-        reasons = _count_causes(left_out)
-        raise ValueError(f"delta_a_prf: no query has a clicked passage of group {empty[0]!r} with a non-clicked "
-                         f"passage in the top k, so ΔA-PRF is undefined; {len(left_out)} of {query_ids.size} queries "
-                         f"are in neither group ({reasons}). Check the group labels (labels=, group=) and rel=")
+        result = results[empty[0]]
+        reasons = _count_causes(result.causes[result.degenerate])
+        raise ValueError(f"delta_a_prf: no query has a clicked passage of group {groups[empty[0]]!r} with a "
+                         f"non-clicked passage in the top k, so ΔA-PRF is undefined ({reasons}). Check the group "
+                         "labels (labels=, group=, of the groups named by groups=) and rel=")
     return DeltaAPRF(value=means[groups[0]] - means[groups[1]], groups=(groups[0], groups[1]), means=means,
                      counts=counts, left_out=left_out)
 
 
-def _count_causes(left_out: Mapping[str, str]) -> str:
-    causes: dict[str, int] = {}
-    for cause in left_out.values():
-        causes[cause] = causes.get(cause, 0) + 1
-    return "; ".join(f"{n}: {cause}" for cause, n in sorted(causes.items(), key=lambda item: -item[1])) or "none"
+def _count_causes(causes: np.ndarray) -> str:
+    """``"N: cause; ..."``, the most frequent first."""
+    names, counts = np.unique(np.asarray(causes, dtype=str), return_counts=True)
+    order = np.argsort(-counts, kind="stable")
+    return "; ".join(f"{counts[i]}: {names[i]}" for i in order)

@@ -71,15 +71,25 @@ class PRFMeasure(TermMeasure):
         return True
 
     def prepare(self, lists: RankedLists, cutoff: bool = True) -> RankedLists:
-        """The top k with side inputs attached; ``rel`` marks clicks and drops nothing."""
+        """The top k, each passage marked clicked (qrel >= ``rel``; unjudged: not clicked) and, if clicked,
+        whether it is of the group ``of``. Only clicked passages need a label or text (Eq. 2 compares them with
+        every non-clicked passage, whatever its group); ``missing='skip'`` drops a clicked passage without one."""
         if cutoff:
             lists = lists.head(self.param("cutoff"))
+        clicked = lists.relevance >= self.param("rel")  # NaN (unjudged) compares False
+        rows = np.flatnonzero(clicked)
+        labelled = lists.select(clicked).with_columns(prf_row=rows)
         for side in self.side_inputs():
-            lists = self._attach(lists, side)
-        return lists
+            labelled = self._attach(labelled, side)
+        kept = np.ones(len(lists), dtype=bool)
+        kept[rows] = False
+        kept[labelled.columns["prf_row"]] = True  # clicked passages skipped for a missing label leave
+        in_group = np.zeros(len(lists), dtype=bool)
+        in_group[labelled.columns["prf_row"]] = self.in_group(labelled)
+        return lists.with_columns(prf_clicked=clicked, prf_in_group=in_group).select(kept)
 
     def in_group(self, lists: RankedLists) -> np.ndarray:
-        """Per row, whether the passage belongs to the group ``of``."""
+        """Per row, whether the passage belongs to the group ``of`` (from its label or text)."""
         wanted = label_key(self.param("of"))
         if self.param("labels") == "group":
             import pandas as pd
@@ -103,8 +113,8 @@ class PRFMeasure(TermMeasure):
         return bias_labels(magnitudes)
 
     def compute(self, lists: RankedLists) -> MeasureValues:
-        clicked = lists.relevance >= self.param("rel")  # NaN (unjudged) compares False: non-clicked
-        result = prf_lists(lists.scores, clicked, self.in_group(lists), lists.offsets, normed=self.NORMED)
+        result = prf_lists(lists.scores, lists.column("prf_clicked"), lists.column("prf_in_group"), lists.offsets,
+                           normed=self.NORMED)
         degenerate = np.isnan(result.values)
         of = label_key(self.param("of"))
         causes = degenerate_causes(degenerate, [
