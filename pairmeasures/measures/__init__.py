@@ -21,8 +21,8 @@ from .group import GroupFairnessMeasure, rKL, rND, rRD
 from .measured import Measured
 from .parity import ARP, IAA, NDKL
 from .pooled import pooled, pooled_value
-from .provider import PairEvaluator, PairProvider, provider
 from .prf import PRF, nPRF
+from .provider import PairEvaluator, PairProvider, provider
 from .rab import ARaB, RaB
 from .ranked import RankedLists, RunInputError
 from .termbase import TermMeasure

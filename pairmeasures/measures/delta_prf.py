@@ -72,8 +72,8 @@ def delta_a_prf(run: Any, qrels: Any, *, groups: tuple[str, str] = ("male", "fem
     left_out = dict(zip(query_ids[neither].tolist(), why[neither].tolist()))
     empty = [position for position, group in enumerate(groups) if counts[group] == 0]
     if empty:
-        result = results[empty[0]]
-        reasons = _count_causes(result.causes[result.degenerate])
+        causes = np.asarray(results[empty[0]].causes, dtype=object)
+        reasons = _count_causes(causes[results[empty[0]].degenerate])
         raise ValueError(f"delta_a_prf: no query has a clicked passage of group {groups[empty[0]]!r} with a "
                          f"non-clicked passage in the top k, so ΔA-PRF is undefined ({reasons}). Check the group "
                          "labels (labels=, group=, of the groups named by groups=) and rel=")
