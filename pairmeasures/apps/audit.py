@@ -421,6 +421,28 @@ def _leaderboard_table(summary: "pd.DataFrame", measures: dict, directions: dict
     return table
 
 
+#: The leaderboard column of IBBR's dataset-level disparity (gendered datasets: gold labels male and female).
+DELTA_A_PRF = "|ΔA-PRF| ↓"
+
+
+def _delta_a_prf(runs: dict, qrels: "pd.DataFrame") -> dict:
+    """Per system, IBBR's ΔA-PRF between the male and female clicked (relevant) passages over each whole run, from
+    the gold labels (:func:`pairmeasures.measures.delta_prf.delta_a_prf`); ``{"error": why}`` where undefined."""
+    from ..measures import delta_a_prf
+
+    results = {}
+    for system, run in runs.items():
+        frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
+        try:
+            result = delta_a_prf(frame, qrels, labels="group", missing="skip")
+        except ValueError as error:
+            results[system] = {"absolute": math.nan, "error": str(error)}
+            continue
+        results[system] = {"absolute": result.absolute, "value": result.value, "means": dict(result.means),
+                           "counts": dict(result.counts), "left_out": len(result.left_out)}
+    return results
+
+
 def _check_out(out: Path, force: bool) -> None:
     if out.exists() or out.is_symlink():
         if not (out.is_dir() and (out / MANIFEST).is_file()):
@@ -555,6 +577,9 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
             for message in small:
                 warnings.warn(message, SmallCellWarning, stacklevel=2)
     leaderboard = _leaderboard_table(summary, shown, directions)
+    disparity = _delta_a_prf(runs, profile.qrels) if profile.terms else None
+    if disparity is not None:  # next to RaB: a dataset-level figure, not a per-query measure (docs/ibbr.md)
+        leaderboard[DELTA_A_PRF] = [disparity[s]["absolute"] for s in leaderboard["system"]]
     families = {str(shown[m]).rsplit("@", 1)[0]: m.rsplit("@", 1)[0] for m, d in directions.items() if d != "higher-better"}
     curves = None
     if plots and families:
@@ -590,6 +615,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                 "by": None if cells is None else {"field": by, "min_cell": min_cell, "small_cells": small,
                                                    "cells": _json_safe(cells.to_dict(orient="records"))},
                 "specs": specs,
+                "delta_a_prf": _json_safe(disparity),
                 "tradeoff": None if trade is None else _tradeoff_document(trade),
             }
             (work / "leaderboard.json").write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
