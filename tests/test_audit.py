@@ -193,7 +193,7 @@ def test_procon_pipelines_with_duo(procon_subset, tmp_path):
     assert "Duo@10 ↓" in done.stdout
     board = json.loads((out / "leaderboard.json").read_text())
     assert set(board["systems"]["bm25"]) == {"nDCG@1", "nDCG@10", "R@100", "Duo@10", "rND@10", "rKL@10", "rRD@10",
-                                              "EXP@10", "EXPU@10", "NDKL@10"}
+                                              "EXP@10", "NDKL@10", "ARP@10"}
     assert board["systems"]["bm25>>dense>>duogreedy(0.0)"]["Duo@10"] < board["systems"]["bm25"]["Duo@10"]
     manifest = json.loads((out / "manifest.json").read_text())
     assert "labelled documents" in manifest["side_columns"]["polarity"] and manifest["embedding_model"]["key"]
@@ -268,3 +268,29 @@ def test_module_attr_system_and_no_tradeoff(folder, runs, tmp_path):
     assert manifest["cache"]["systems"]["mine"]["hit"] is False
     assert manifest["cache"]["evaluations"]["evaluate"].startswith("not cached")
     assert not (out / "tradeoff.csv").exists()
+
+
+def test_gendered_dataset_gets_delta_a_prf_next_to_the_measures(tmp_path):
+    """Gold labels male and female: the leaderboard has IBBR's |ΔA-PRF| per system (docs/ibbr.md)."""
+    root = tmp_path / "gendered"
+    (root / "qrels").mkdir(parents=True)
+    docs = {"q1": [("m1", "male", 1), ("f1", "female", 1), ("n1", "neutral", 0), ("n2", "neutral", 0)],
+            "q2": [("m2", "male", 1), ("f2", "female", 1), ("n3", "neutral", 0), ("n4", "neutral", 0)]}
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": f"passage {d}"}) + "\n"
+                                               for items in docs.values() for d, _, _ in items))
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": f"query {q}"}) + "\n" for q in docs))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{q}\t{d}\t{r}\n" for q, items in docs.items() for d, _, r in items))
+    (root / "labels.tsv").write_text("query-id\tcorpus-id\tgroup\n" + "".join(
+        f"{q}\t{d}\t{g}\n" for q, items in docs.items() for d, g, _ in items))
+    # q1: m1 beats n1 and n2 (PRF_m 1), f1 beats n2 only (PRF_f 1/2); q2: both beat both. ΔA-PRF = 1 - 3/4.
+    uneven = write_run(tmp_path / "uneven.run", {"q1": ["m1", "n1", "f1", "n2"], "q2": ["f2", "m2", "n3", "n4"]})
+    even = write_run(tmp_path / "even.run", {"q1": ["f1", "m1", "n1", "n2"], "q2": ["m2", "f2", "n3", "n4"]})
+    out = tmp_path / "audit"
+    done = audit("--dataset", str(root), "--systems", f"run:{uneven}", f"run:{even}", "--names", "uneven", "even",
+                 "--measures", "nDCG@10", "--resamples", "100", "--no-tradeoff", "--out", str(out), cache=tmp_path / "c")
+    assert "ΔA-PRF" in done.stdout
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["delta_a_prf"]["uneven"]["absolute"] == pytest.approx(0.25)
+    assert board["delta_a_prf"]["uneven"]["means"] == {"male": 1.0, "female": 0.75}
+    assert board["delta_a_prf"]["even"]["absolute"] == 0.0 and board["delta_a_prf"]["even"]["counts"] == {"male": 2, "female": 2}

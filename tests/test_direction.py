@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = {"Duo": "duo.md", "rND": "group-fairness.md", "rKL": "group-fairness.md", "rRD": "group-fairness.md",
          "TExFAIR": "texfair.md", "TED": "texfair.md", "AWRF": "texfair.md", "FaiRR": "fairr.md",
          "NFaiRR": "fairr.md", "RaB": "rab.md", "ARaB": "rab.md", "Measured": "getting-started.md",
-         **dict.fromkeys(["EXP", "EXPU", "EXPRU", "ERBE", "ERBP", "ERBR", "NDKL", "ARP", "IAA"], "group-exposure.md")}
+         **dict.fromkeys(["EXP", "EXPU", "EXPRU", "ERBE", "ERBP", "ERBR", "NDKL", "ARP", "IAA"], "group-exposure.md"),
+         "PRF": "ibbr.md", "nPRF": "ibbr.md"}
 
 
 def row(measure, value_range: str) -> str:

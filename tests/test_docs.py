@@ -67,6 +67,7 @@ GROUP_EXPOSURE = ("EXP", "EXPU", "EXPRU", "ERBE", "ERBP", "ERBR", "NDKL", "ARP",
                                           (pm.AWRF, ("texfair.md", "group-exposure.md")),
                                           (pm.FaiRR, "fairr.md"), (pm.NFaiRR, "fairr.md"),
                                           (pm.RaB, "rab.md"), (pm.ARaB, "rab.md"),
+                                          (pm.PRF, "ibbr.md"), (pm.nPRF, "ibbr.md"),
                                           *((getattr(pm, name), "group-exposure.md") for name in GROUP_EXPOSURE)],
                          ids=lambda value: getattr(value, "NAME", None))
 def test_every_parameter_is_documented(measure, page):

@@ -151,6 +151,17 @@ def test_pooled_is_not_the_mean_of_the_queries():
     assert list(per_query.values())[0] != pytest.approx(expected)
 
 
+def test_pyterrier_frames_are_taken_as_a_pipeline_returns_them():
+    """A PyTerrier result frame and qrels (qid, docno, label) pool as their ir_measures-named equals."""
+    run = pd.DataFrame({"query_id": ["1", "1", "2", "2"], "doc_id": ["a", "b", "a", "b"], "score": [2.0, 1, 2, 1],
+                        "group": ["x", "y", "y", "x"]})
+    qrels = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"], "relevance": [1, 1, 1]})
+    expected = pm.pooled("EXPU@10", run, qrels)
+    assert expected > 0
+    assert pm.pooled("EXPU@10", run.rename(columns={"query_id": "qid", "doc_id": "docno"}),
+                     qrels.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})) == expected
+
+
 def test_one_group_overall_is_degenerate_with_a_warning():
     run = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"], "score": [2.0, 1, 1],
                         "group": ["x", "x", "x"]})
@@ -175,8 +186,8 @@ def test_measures_without_a_pooled_form_are_refused():
 
 
 def test_bad_input_names_what_to_fix():
-    run = pd.DataFrame({"qid": ["1"], "docno": ["a"], "score": [1.0], "group": ["x"]})
-    with pytest.raises(pm.RunInputError, match=r"TestMeanExposure: the run has PyTerrier's column names.*qid -> query_id"):
+    run = pd.DataFrame({"qid": ["1"], "doc": ["a"], "score": [1.0], "group": ["x"]})
+    with pytest.raises(pm.RunInputError, match=r"TestMeanExposure: .*doc_id"):
         pm.pooled(_MeanExposure(), run)
     run = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0]})
     with pytest.raises(pm.RunInputError, match=r"reads the run's 'group' column, which it lacks"):

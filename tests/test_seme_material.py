@@ -123,6 +123,8 @@ def recomputed(document: dict) -> dict:
 def test_demo_material_has_every_page_field(demo):
     out, document, done = demo
     assert f"wrote {out}" in done.stdout and "12 queries" in done.stdout
+    warned = [line for line in done.stderr.splitlines() if "Warning" in line]  # one line each, no source line
+    assert warned and all(line.startswith("pairmeasures seme material: ") for line in warned), done.stderr
     check_pages(document, 10, {"support", "undermine"})
     assert len(document["queries"]) == 12
     positive = document["queries"][0]["perspectives"]["positive"]

@@ -174,11 +174,12 @@ def load_profile(dataset: str | os.PathLike, data: Optional[str | os.PathLike] =
 
 
 def default_measures(profile: Profile) -> list[str]:
-    """nDCG@1, nDCG@10, R@100 and Duo@10; rND/rKL/rRD@10 and the group-exposure EXP/EXPU/NDKL@10 with gold labels;
-    TExFAIR/NFaiRR/RaB@10 with a term list."""
+    """nDCG@1, nDCG@10, R@100 and Duo@10; rND/rKL/rRD@10 and the group-exposure EXP/NDKL/ARP@10 with gold labels;
+    TExFAIR/NFaiRR/RaB@10 with a term list. EXPU is left out: the audit considers the labelled documents, which on
+    these benchmarks are exactly the relevant ones, so EXPU would repeat EXP."""
     measures = ["nDCG@1", "nDCG@10", "R@100", "Duo@10"]
     if profile.labels is not None:
-        measures += ["rND@10", "rKL@10", "rRD@10", "EXP@10", "EXPU@10", "NDKL@10"]
+        measures += ["rND@10", "rKL@10", "rRD@10", "EXP@10", "NDKL@10", "ARP@10"]
     if profile.terms:
         measures += ["TExFAIR@10", "NFaiRR@10", "RaB@10"]
     return measures
@@ -420,6 +421,28 @@ def _leaderboard_table(summary: "pd.DataFrame", measures: dict, directions: dict
     return table
 
 
+#: The leaderboard column of IBBR's dataset-level disparity (gendered datasets: gold labels male and female).
+DELTA_A_PRF = "|ΔA-PRF| ↓"
+
+
+def _delta_a_prf(runs: dict, qrels: "pd.DataFrame") -> dict:
+    """Per system, IBBR's ΔA-PRF between the male and female clicked (relevant) passages over each whole run, from
+    the gold labels (:func:`pairmeasures.measures.delta_prf.delta_a_prf`); ``{"error": why}`` where undefined."""
+    from ..measures import delta_a_prf
+
+    results = {}
+    for system, run in runs.items():
+        frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
+        try:
+            result = delta_a_prf(frame, qrels, labels="group", missing="skip")
+        except ValueError as error:
+            results[system] = {"absolute": math.nan, "error": str(error)}
+            continue
+        results[system] = {"absolute": result.absolute, "value": result.value, "means": dict(result.means),
+                           "counts": dict(result.counts), "left_out": len(result.left_out)}
+    return results
+
+
 def _check_out(out: Path, force: bool) -> None:
     if out.exists() or out.is_symlink():
         if not (out.is_dir() and (out / MANIFEST).is_file()):
@@ -554,6 +577,9 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
             for message in small:
                 warnings.warn(message, SmallCellWarning, stacklevel=2)
     leaderboard = _leaderboard_table(summary, shown, directions)
+    disparity = _delta_a_prf(runs, profile.qrels) if profile.terms else None
+    if disparity is not None:  # next to RaB: a dataset-level figure, not a per-query measure (docs/ibbr.md)
+        leaderboard[DELTA_A_PRF] = [disparity[s]["absolute"] for s in leaderboard["system"]]
     families = {str(shown[m]).rsplit("@", 1)[0]: m.rsplit("@", 1)[0] for m, d in directions.items() if d != "higher-better"}
     curves = None
     if plots and families:
@@ -589,6 +615,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                 "by": None if cells is None else {"field": by, "min_cell": min_cell, "small_cells": small,
                                                    "cells": _json_safe(cells.to_dict(orient="records"))},
                 "specs": specs,
+                "delta_a_prf": _json_safe(disparity),
                 "tradeoff": None if trade is None else _tradeoff_document(trade),
             }
             (work / "leaderboard.json").write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
@@ -801,7 +828,7 @@ def help_epilog() -> str:
     stages = "\n".join(f"  {name:<40} {what}" for name, what in STAGES.items())
     return (f"system specs: stages joined by '>>'; what a stage needs (document text, polarity) is inserted\n{stages}\n\n"
             "measures (default: what the dataset supports): nDCG@1 nDCG@10 R@100 Duo@10; rND@10 rKL@10 rRD@10 EXP@10\n"
-            "  EXPU@10 NDKL@10 with gold labels; TExFAIR@10 NFaiRR@10 RaB@10 where a gender term list applies. Bias measures leave out queries\n"
+            "  NDKL@10 ARP@10 with gold labels; TExFAIR@10 NFaiRR@10 RaB@10 where a gender term list applies. Bias measures leave out queries\n"
             "  with nothing to measure (degenerate='exclude') and count them: n in every table.\n\n"
             "statistics: paired bootstrap 95% intervals of each mean and of each system's difference to --baseline\n"
             "  (--resamples, --seed); p-values of pt.Experiment's paired t-test against the baseline with --correction; --by FIELD\n"

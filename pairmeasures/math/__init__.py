@@ -41,11 +41,14 @@ from .neutrality import (
     ranker_agnostic_fairr,
 )
 from .polarization import QueryAccuracy, consistent_accuracy, per_query_accuracy, perspective_accuracy
+from .prf import PRFResult, prf_lists
 from .rab import arab, bias_labels, gender_magnitudes, ibbr_magnitudes, rab, rank_bias_lists
 from .rbo import rbo
 from .reorder import duo_extreme_order, duo_extreme_orders, duogreedy_lists, duogreedy_order, most_signed_order
 
 __all__ = [
+    "PRFResult",
+    "prf_lists",
     "Axes",
     "duo_extreme_order",
     "duo_extreme_orders",

@@ -13,6 +13,7 @@ from .base import (
                    RangedParam,
                    SideInput,
 )
+from .delta_prf import DeltaAPRF, delta_a_prf
 from .duo import Duo
 from .exposure import ERBE, ERBP, ERBR, EXP, EXPRU, EXPU
 from .fairr import FaiRR, NFaiRR
@@ -20,6 +21,7 @@ from .group import GroupFairnessMeasure, rKL, rND, rRD
 from .measured import Measured
 from .parity import ARP, IAA, NDKL
 from .pooled import pooled, pooled_value
+from .prf import PRF, nPRF
 from .provider import PairEvaluator, PairProvider, provider
 from .rab import ARaB, RaB
 from .ranked import RankedLists, RunInputError
@@ -28,7 +30,7 @@ from .texfair import TED, TExFAIR
 
 #: The measures this package ships; registered through the built-in plugin like any other.
 BUILTIN_MEASURES = (Duo, rND, rKL, rRD, TExFAIR, TED, AWRF, FaiRR, NFaiRR, RaB, ARaB, Measured,
-                     EXP, EXPU, EXPRU, ERBE, ERBP, ERBR, NDKL, ARP, IAA)
+                     EXP, EXPU, EXPRU, ERBE, ERBP, ERBR, NDKL, ARP, IAA, PRF, nPRF)
 
 __all__ = [
     "ARP",
@@ -47,6 +49,7 @@ __all__ = [
     "EXPRU",
     "EXPU",
     "DegenerateQueryWarning",
+    "DeltaAPRF",
     "Duo",
     "FaiRR",
     "MeasureOutputError",
@@ -58,6 +61,7 @@ __all__ = [
     "PairEvaluator",
     "PairMeasure",
     "PairProvider",
+    "PRF",
     "RaB",
     "RangedParam",
     "RankedLists",
@@ -66,6 +70,8 @@ __all__ = [
     "TED",
     "TExFAIR",
     "TermMeasure",
+    "delta_a_prf",
+    "nPRF",
     "pooled",
     "pooled_value",
     "provider",

@@ -42,7 +42,8 @@ def pooled(measure: Any, run: Any, qrels: Any = None) -> float:
 
     ``measure`` is a measure or its name (``"EXP(combo='MaxMinDiff')@10"``); ``run`` a DataFrame with the
     columns ``query_id``, ``doc_id``, ``score`` and the side columns the measure reads (as for
-    ``ir_measures.calc_aggregate``); ``qrels`` the judgements, needed by measures that read utility (EXPU,
+    ``ir_measures.calc_aggregate``), or a PyTerrier result frame (``qid``, ``docno``) as a pipeline returns it;
+    ``qrels`` the judgements (ir_measures' or PyTerrier's column names), needed by measures that read utility (EXPU,
     EXPRU, ERBR) or set ``rel=``. With qrels, their queries are the ones evaluated, as in the provider; without,
     the run's. A run with nothing to combine (one group only, a group of zero utility) gives the measure's
     degenerate value, with a :class:`~pairmeasures.DegenerateQueryWarning` saying why.
@@ -91,12 +92,24 @@ def _group_measure(measure: Any) -> GroupComboMeasure:
                      "see docs/group-exposure.md")
 
 
+def _ir_measures_names(frame: Any) -> Any:
+    """A PyTerrier frame (``qid``, ``docno``, ``label``) with ir_measures' column names, as pt.Experiment renames it;
+    anything else as it is."""
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        return frame
+    renames = {old: new for old, new in (("qid", "query_id"), ("docno", "doc_id"), ("label", "relevance"))
+               if old in frame.columns and new not in frame.columns}
+    return frame.rename(columns=renames) if renames else frame
+
+
 def _ranked_lists(measure: PairMeasure, run: Any, qrels: Any):
     """``run`` as ranked lists for ``measure``, checked as the provider checks it."""
     import pandas as pd
     from ir_measures.util import QrelsConverter, RunConverter
 
-    frame = RunConverter(run, strict=False).as_pd_dataframe()
+    frame = RunConverter(_ir_measures_names(run), strict=False).as_pd_dataframe()
     problem = missing_columns_problem(frame.columns, "run") or _missing_side_columns([measure], list(frame.columns))
     if problem:
         raise RunInputError(f"{measure}: {problem}")
@@ -107,7 +120,7 @@ def _ranked_lists(measure: PairMeasure, run: Any, qrels: Any):
                              "qrels)")
         query_ids = pd.unique(frame["query_id"].astype(str))
     else:
-        judgements = QrelsConverter(qrels, strict=False).as_pd_dataframe()
+        judgements = QrelsConverter(_ir_measures_names(qrels), strict=False).as_pd_dataframe()
         problem = (missing_columns_problem(judgements.columns, "qrels") or id_problem(judgements, "qrels")
                    or relevance_problem(judgements))
         if problem:

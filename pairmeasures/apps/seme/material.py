@@ -89,13 +89,20 @@ def run(args: argparse.Namespace) -> int:
 
     from ..audit import default_dataset
 
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"pairmeasures seme material: {category.__name__}: {message}", file=sys.stderr)
+
     started = time.perf_counter()
     out = Path(args.out).expanduser()
     check_out(out, args.force)
-    material = build_material(args.dataset or default_dataset(), args.system, k=args.k, data=args.data,
-                              text=args.text, model=args.model, positive=args.positive,
-                              queries=_queries_argument(args.queries), seed=args.seed, num_results=args.num_results,
-                              command=list(sys.argv))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the dependencies' deprecations are not the user's business
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.showwarning = show
+        material = build_material(args.dataset or default_dataset(), args.system, k=args.k, data=args.data,
+                                  text=args.text, model=args.model, positive=args.positive,
+                                  queries=_queries_argument(args.queries), seed=args.seed,
+                                  num_results=args.num_results, command=list(sys.argv))
     write_material(material, out, force=args.force)
     excluded = material["manifest"]["queries"]["excluded"]
     print(f"wrote {out}: {len(material['queries'])} queries x {len(material['conditions'])} orderings of k = "
