@@ -204,8 +204,11 @@ def test_reproducible_under_a_seed():
 
 def test_sentence_transformer_trainer_steps(tmp_path):
     pytest.importorskip("accelerate", reason="transformers' Trainer needs accelerate (the train extra)")
-    from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
-    from sentence_transformers import SentenceTransformerTrainingArguments
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
 
     from pairmeasures.sideinfo.embed import default_model_path
 
