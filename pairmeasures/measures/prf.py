@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from ir_measures import measures
 
-from ..math import bias_labels, gender_magnitudes, ibbr_magnitudes, prf_lists
+from ..math import bias_labels, prf_lists
 from .base import MeasureValues, SideInput, degenerate_causes
 from .group import label_key
 from .ranked import RankedLists
@@ -52,18 +52,10 @@ class PRFMeasure(TermMeasure):
         if self.param("group") is not None:
             raise ValueError(f"{self}: group= names group labels, which labels='group' reads; pass labels='group' "
                              "or drop group=")
-        pair = self._contrast()
+        pair = self.contrast()
         if str(self.param("of")) not in pair:
             raise ValueError(f"{self}: of={self.param('of')!r} is not a group of contrast={self.param('contrast')!r}; "
                              f"expected {pair[0]!r} or {pair[1]!r}")
-
-    def _contrast(self) -> tuple[str, str]:
-        first, sep, second = self.param("contrast").partition("-")
-        groups = self.counter().lexicon.groups
-        if not sep or first not in groups or second not in groups or first == second:
-            raise ValueError(f"{self.NAME}: contrast={self.param('contrast')!r}; expected 'A-B' with two different "
-                             f"groups of the term list {list(groups)}")
-        return first, second
 
     def side_inputs(self) -> tuple[SideInput, ...]:
         return (_GROUP_INPUT,) if self.param("labels") == "group" else (TEXT_INPUT,)
@@ -98,20 +90,11 @@ class PRFMeasure(TermMeasure):
             codes, uniques = pd.factorize(pd.Series(lists.column("group"), dtype=object))
             matches = np.array([label_key(value) == wanted for value in uniques], dtype=bool)  # one per label
             return matches[codes] if codes.size else np.zeros(0, dtype=bool)
-        return self.bias_labels(lists) == (1 if wanted == self._contrast()[0] else -1)
+        return self.bias_labels(lists) == (1 if wanted == self.contrast()[0] else -1)
 
     def bias_labels(self, lists: RankedLists) -> np.ndarray:
         """IBBR's d(p) per row: +1 for the contrast's first group, -1 for its second, 0 neutral."""
-        first, second = self._contrast()
-        stats = self.stats(lists)
-        if self.param("variant") == "ibbr":
-            magnitudes = ibbr_magnitudes(stats.word_counts(second), stats.word_counts(first))
-        else:
-            counts = stats.group_counts()
-            groups = stats.lexicon.groups
-            magnitudes = gender_magnitudes(counts[:, groups.index(second)], counts[:, groups.index(first)],
-                                           self.param("variant"))
-        return bias_labels(magnitudes)
+        return bias_labels(self.magnitudes(lists))
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         result = prf_lists(lists.scores, lists.column("prf_clicked"), lists.column("prf_in_group"), lists.offsets,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from ir_measures import measures
 
-from ..math import gender_magnitudes, ibbr_magnitudes, rank_bias_lists
+from ..math import rank_bias_lists
 from .base import MeasureValues, degenerate_causes
 from .ranked import RankedLists
 from .termbase import TERM_PARAMS, TermMeasure
@@ -40,39 +40,21 @@ class _RankBias(TermMeasure):
         bounded = self.param("variant") == "bool"
         if self.param("component") != "bias":
             return "[0, 1]" if bounded else ">= 0"
-        first, _ = self._contrast()
+        first, _ = self.contrast()
         return f"{'[-1, 1]' if bounded else 'unbounded'}, 0 = balanced, + = {first}-leaning"
 
     def check_params(self) -> None:
         super().check_params()
-        first, second = self._contrast()
+        first, second = self.contrast()
         component = self.param("component")
         if component not in ("bias", first, second):
             raise ValueError(f"{self.NAME}: component={component!r}; expected 'bias', {first!r} or {second!r}")
-
-    def _contrast(self) -> tuple[str, str]:
-        first, sep, second = self.param("contrast").partition("-")
-        groups = self.counter().lexicon.groups
-        if not sep or first not in groups or second not in groups or first == second:
-            raise ValueError(f"{self.NAME}: contrast={self.param('contrast')!r}; expected 'A-B' with two different "
-                             f"groups of the term list {list(groups)}")
-        return first, second
-
-    def magnitudes(self, lists: RankedLists) -> np.ndarray:
-        """Per document ``[B - A, B, A]`` (the reference layout, with B = female and A = male)."""
-        first, second = self._contrast()
-        stats = self.stats(lists)
-        if self.param("variant") == "ibbr":
-            return ibbr_magnitudes(stats.word_counts(second), stats.word_counts(first))
-        counts = stats.group_counts()
-        groups = stats.lexicon.groups
-        return gender_magnitudes(counts[:, groups.index(second)], counts[:, groups.index(first)], self.param("variant"))
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         rab_values, arab_values = rank_bias_lists(self.magnitudes(lists), lists.offsets, self.param("cutoff"),
                                                   self.param("denominator"))
         chosen = arab_values if self.AVERAGED else rab_values
-        first, _ = self._contrast()
+        first, _ = self.contrast()
         component = self.param("component")
         if component == "bias":
             values = chosen[:, 2] - chosen[:, 1]

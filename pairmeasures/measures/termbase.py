@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from ir_measures import measures
 
+from ..math import gender_magnitudes, ibbr_magnitudes
 from ..sideinfo.termcount import TermCounter, TermStats, term_counter
 from ..sideinfo.termlists import OVERLAPS, parse_targets
 from ..sideinfo.tokenizers import TOKENIZERS
@@ -62,4 +63,24 @@ class TermMeasure(PairMeasure):
 
     def stats(self, lists: RankedLists) -> TermStats:
         return self.counter().count(lists.column("text"))
+
+    def contrast(self) -> tuple[str, str]:
+        """The two groups ``(A, B)`` of the ``contrast='A-B'`` parameter (RaB, ARaB, PRF), checked against the term list."""
+        first, sep, second = self.param("contrast").partition("-")
+        groups = self.counter().lexicon.groups
+        if not sep or first not in groups or second not in groups or first == second:
+            raise ValueError(f"{self.NAME}: contrast={self.param('contrast')!r}; expected 'A-B' with two different "
+                             f"groups of the term list {list(groups)}")
+        return first, second
+
+    def magnitudes(self, lists: RankedLists) -> np.ndarray:
+        """Per document ``[B - A, B, A]`` (the reference layout, with B = female and A = male) for the ``variant``
+        parameter: term counts ``tc``/``tf``/``bool`` (Rekabsaz & Schedl) or ``ibbr`` (IBBR Eq. 1)."""
+        first, second = self.contrast()
+        stats = self.stats(lists)
+        if self.param("variant") == "ibbr":
+            return ibbr_magnitudes(stats.word_counts(second), stats.word_counts(first))
+        counts = stats.group_counts()
+        groups = stats.lexicon.groups
+        return gender_magnitudes(counts[:, groups.index(second)], counts[:, groups.index(first)], self.param("variant"))
 
