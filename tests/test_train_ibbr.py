@@ -69,7 +69,7 @@ def test_triples_mine_bm25_negatives_and_label_groups_by_prf(folder, tmp_path):
     assert triples.query_ids == [f"q{i}" for i in range(7)]
     assert triples.positive_ids == [f"m{i}" if i % 2 else f"f{i}" for i in range(7)]
     assert triples.groups == [1 if i % 2 else -1 for i in range(7)]  # "his ... his" / "her ... her": ln 2 > 0
-    for query, positive, mined in zip(triples.query_ids, triples.positive_ids, triples.negative_ids):
+    for positive, mined in zip(triples.positive_ids, triples.negative_ids):
         assert len(mined) == 2 and positive not in mined
     assert triples.summary()["groups"] == {"male": 3, "female": 4, "neutral": 0}
     data = triples.dataset()

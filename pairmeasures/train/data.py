@@ -74,10 +74,11 @@ def read_query_ids(path: str | os.PathLike) -> set[str]:
 def passage_groups(texts: Sequence[str], *, variant: str = "ibbr", terms: str = "gender") -> np.ndarray:
     """IBBR's :math:`d(p)` of each text (1 male, -1 female, 0 neutral), by the ``PRF`` measure's labelling:
     the sign of the ``variant`` gender magnitude (``'ibbr'``: Eq. 1) over the ``terms`` list."""
-    from ..measures.prf import PRF
+    from ..measures.prf import PRF, PRFMeasure
     from ..measures.ranked import RankedLists
 
     measure = PRF(variant=variant, terms=terms)
+    assert isinstance(measure, PRFMeasure)
     n = len(texts)
     lists = RankedLists(query_ids=np.array(["passages"], dtype=object), offsets=np.array([0, n]),
                         doc_ids=np.arange(n).astype(str).astype(object), scores=np.zeros(n), ranks=np.arange(n),
@@ -112,6 +113,7 @@ def beir_triples(folder: str | os.PathLike, *, negatives: int = 4, candidates: i
     K such candidates, is an error naming it; ``held_out`` query ids are left out first.
     """
     import pandas as pd
+
     from ..pipelines.retrieval import bm25
     from ..sideinfo.beir import QRELS_HEADER, read_beir, read_qrels
 

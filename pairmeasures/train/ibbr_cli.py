@@ -19,7 +19,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
 
 __all__ = ["train_ibbr", "add_arguments", "run", "HELP", "DESCRIPTION", "FAIRNESS", "TRAINING_FILE"]
 
@@ -127,7 +127,11 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
     dataset = triples.dataset()
 
     import torch
-    from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
     from transformers import TrainerCallback
     from transformers.trainer_utils import get_last_checkpoint, set_seed
 
