@@ -337,6 +337,12 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--yes", action="store_true", help="clear without asking")
     cache.set_defaults(run=_cache)
 
+    from ..train import ibbr_cli
+
+    training = commands.add_parser("train-ibbr", help=ibbr_cli.HELP, description=ibbr_cli.DESCRIPTION)
+    ibbr_cli.add_arguments(training)
+    training.set_defaults(run=ibbr_cli.run)
+
     from .seme import add_command as add_seme
 
     add_seme(commands)

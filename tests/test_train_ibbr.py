@@ -1,0 +1,146 @@
+"""``pairmeasures train-ibbr`` as a user runs it: the command as a subprocess on a BEIR folder built here, the
+model it writes loaded by pm.Embedder and by ``pairmeasures audit --model``; data mining and bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+JOBS = ("nurse", "engineer", "teacher", "pilot", "doctor", "chef", "lawyer", "farmer")
+
+pytest.importorskip("accelerate", reason="transformers' Trainer needs accelerate (the train extra)")
+
+
+def beir_folder(root: Path) -> Path:
+    """Eight queries, each with one relevant passage (female for even, male for odd queries), its other-gender
+    twin and three neutral passages; one non-relevant judgment per query."""
+    (root / "qrels").mkdir(parents=True)
+    docs, queries, qrels = [], [], []
+    for i, job in enumerate(JOBS):
+        queries.append({"_id": f"q{i}", "text": f"how to become a {job}"})
+        docs.append({"_id": f"m{i}", "title": "", "text": f"He became a {job} after his training; his father helped him."})
+        docs.append({"_id": f"f{i}", "title": "", "text": f"She became a {job} after her training; her mother helped her."})
+        docs += [{"_id": f"n{i}_{n}", "title": "", "text": f"A {job} story number {n} about the weather on a become day."}
+                 for n in range(3)]
+        qrels += [(f"q{i}", f"m{i}" if i % 2 else f"f{i}", 1), (f"q{i}", f"n{i}_0", 0)]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (root / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{s}\n" for q, d, s in qrels))
+    return root
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    return beir_folder(tmp_path_factory.mktemp("beir") / "jobs")
+
+
+def pairmeasures(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "2", "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run([sys.executable, "-m", "pairmeasures", *args], capture_output=True, text=True,
+                          timeout=600, env=env)
+    if check:
+        assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def train(folder: Path, out: Path, *extra: str, check: bool = True) -> subprocess.CompletedProcess:
+    return pairmeasures("train-ibbr", str(folder), "--out", str(out), "--max-steps", "2", "--batch-size", "4",
+                        "--negatives", "2", "--no-progress", *extra, check=check)
+
+
+def weights(model: Path) -> str:
+    return hashlib.sha256((model / "model.safetensors").read_bytes()).hexdigest()
+
+
+def test_triples_mine_bm25_negatives_and_label_groups_by_prf(folder, tmp_path):
+    from pairmeasures.train.data import load_triples, passage_groups, read_query_ids
+
+    held = tmp_path / "held.txt"
+    held.write_text("# evaluation split\nq7\n\n")
+    triples = load_triples(folder, negatives=2, held_out=read_query_ids(held))
+    assert triples.query_ids == [f"q{i}" for i in range(7)]
+    assert triples.positive_ids == [f"m{i}" if i % 2 else f"f{i}" for i in range(7)]
+    assert triples.groups == [1 if i % 2 else -1 for i in range(7)]  # "his ... his" / "her ... her": ln 2 > 0
+    for positive, mined in zip(triples.positive_ids, triples.negative_ids):
+        assert len(mined) == 2 and positive not in mined
+    assert triples.summary()["groups"] == {"male": 3, "female": 4, "neutral": 0}
+    data = triples.dataset()
+    assert data.column_names == ["query", "positive", "negative_1", "negative_2", "label"]
+    # One "he" is neutral under IBBR's Eq. 1 (ln 1 = 0); term counts ('tc') call it male.
+    assert passage_groups(["He came.", "She and she.", "Rain."]).tolist() == [0, -1, 0]
+    assert passage_groups(["He came."], variant="tc").tolist() == [1]
+
+
+def test_train_load_audit_resume_and_seed(folder, tmp_path):
+    import pairmeasures as pm
+
+    first = tmp_path / "first"
+    done = train(folder, first, "--checkpoint-every", "1", "--fairness", "pd", "--lambda", "0.5")
+    assert "trained 2 steps on 8 data pairs" in done.stdout
+    record = json.loads((first / "training.json").read_text())
+    assert record["losses"]["steps"] == 2 and record["losses"]["degenerate_batches"] == 0
+    assert record["recipe"]["fairness"] == "pd" and record["recipe"]["lambda"] == 0.5
+    assert record["data"]["groups"] == {"male": 4, "female": 4, "neutral": 0}
+    assert all(entry["step"] in (1, 2) for entry in record["losses"]["history"])
+    assert sorted(p.name for p in (tmp_path / "first.checkpoints").iterdir()) == ["checkpoint-1", "checkpoint-2"]
+    trained = weights(first)
+
+    # The model is a sentence-transformers folder: pm.Embedder and the audit's dense stage load it.
+    vectors = pm.Embedder(str(first), cache=False).embed(["She became a nurse.", "He became a pilot."])
+    assert vectors.shape == (2, 384)
+    audit = pairmeasures("audit", "--dataset", str(folder), "--systems", "bm25>>dense", "--model", str(first),
+                         "--measures", "nDCG@5", "--resamples", "100", "--no-tradeoff", "--out", str(tmp_path / "audit"))
+    assert (tmp_path / "audit" / "report.html").is_file(), audit.stdout
+
+    # Refuses to overwrite; resuming from checkpoint 1 continues at step 2 and lands on the same weights.
+    refused = train(folder, first, check=False)
+    assert refused.returncode == 2 and "exists: pass --force" in refused.stderr
+    shutil.rmtree(tmp_path / "first.checkpoints" / "checkpoint-2")
+    train(folder, first, "--resume", "--force", "--fairness", "pd", "--lambda", "0.5")
+    resumed = json.loads((first / "training.json").read_text())
+    assert resumed["losses"]["steps"] == 2 and resumed["recipe"]["resumed_from"].endswith("checkpoint-1")
+    assert [entry["step"] for entry in resumed["losses"]["history"] if "loss" in entry] == [1, 2]
+    assert weights(first) == trained
+
+    # Same seed from scratch: the same weights again; another seed: others.
+    train(folder, tmp_path / "again", "--fairness", "pd", "--lambda", "0.5")
+    assert weights(tmp_path / "again") == trained
+
+
+@pytest.mark.parametrize("problem, args, message", [
+    ("no qrels", (), "has no qrels folder"),
+    ("no positive", (), "query 'q0' has no positive"),
+    ("too many negatives", ("--negatives", "9"), "fewer than --negatives 9"),
+    ("lambda without fairness", ("--fairness", "none", "--lambda", "1"), "--fairness none leaves out"),
+    ("bad lambda", ("--lambda", "-1"), "--lambda must be a non-negative number or 'auto'"),
+    ("resume without checkpoints", ("--resume",), "no checkpoint in"),
+    ("unknown held-out id", ("--held-out", "HELD"), "held-out query ids are not in"),
+    ("gold labels missing", ("--labels", "group"), "labels.tsv, which does not exist"),
+])
+def test_bad_input_is_one_line(folder, tmp_path, capsys, problem, args, message):
+    from pairmeasures.apps.cli import main
+
+    data = shutil.copytree(folder, tmp_path / "data")
+    if problem == "no qrels":
+        shutil.rmtree(data / "qrels")
+    if problem == "no positive":
+        (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq0\tn0_0\t0\nq1\tm1\t1\n")
+    (tmp_path / "held.txt").write_text("q99\n")
+    args = tuple(str(tmp_path / "held.txt") if a == "HELD" else a for a in args)
+    out = tmp_path / "model"
+    command = ["train-ibbr", str(data), "--out", str(out), "--negatives", "2", *args]
+    if problem == "no positive":  # once as a subprocess: exit status 2, one line on stderr
+        done = pairmeasures(*command, check=False)
+        assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+    else:
+        assert main(command) == 2
+        assert message in capsys.readouterr().err
+    assert not out.exists()
