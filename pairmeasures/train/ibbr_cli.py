@@ -98,8 +98,8 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
                fairness: str = "ts", lambda_: Union[str, float, None] = None, negatives: int = 4,
                batch_size: int = 32, epochs: float = 1.0, max_steps: Optional[int] = None, lr: float = 2e-5,
                seed: int = 0, held_out: Optional[Union[str, os.PathLike]] = None,
-               checkpoint_every: Optional[int] = None, resume: bool = False, force: bool = False,
-               candidates: int = 100, text: str = "text", labels: str = "terms", scale: float = 20.0,
+               checkpoint_every: Optional[int] = None, keep_checkpoints: int = 2, resume: bool = False,
+               force: bool = False, candidates: int = 100, text: str = "text", labels: str = "terms", scale: float = 20.0,
                limit: Optional[int] = None, progress: bool = True, command: Optional[list] = None) -> dict:
     """Train, write the model folder ``out`` with ``training.json``, and return that record (a dict).
 
@@ -114,7 +114,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         raise ValueError(f"--fairness must be one of {', '.join(FAIRNESS)}, got {fairness!r}")
     weight = _parse_lambda(lambda_, fairness)
     for name, value in (("--negatives", negatives), ("--batch-size", batch_size), ("--max-steps", max_steps),
-                        ("--checkpoint-every", checkpoint_every)):
+                        ("--checkpoint-every", checkpoint_every), ("--keep-checkpoints", keep_checkpoints)):
         if value is not None and value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
     if not epochs > 0:
@@ -163,6 +163,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         output_dir=str(checkpoints), per_device_train_batch_size=batch_size, num_train_epochs=epochs,
         max_steps=max_steps if max_steps is not None else -1, learning_rate=lr, seed=seed, data_seed=seed,
         save_strategy="steps" if checkpoint_every else "no", save_steps=checkpoint_every or 500,
+        save_total_limit=keep_checkpoints,
         logging_steps=1, report_to=[], use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
     trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss,
                                          callbacks=[SaveLossState()])
@@ -181,6 +182,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
                    "fairness": fairness, "lambda": weight, "loss": loss.get_config_dict(), "negatives": negatives,
                    "batch_size": batch_size, "epochs": epochs, "max_steps": max_steps, "learning_rate": lr,
                    "seed": seed, "device": "cuda" if cuda else "cpu", "checkpoint_every": checkpoint_every,
+                   "keep_checkpoints": keep_checkpoints,
                    "resumed_from": get_last_checkpoint(str(checkpoints)) if resume else None},
         "losses": {"steps": trainer.state.global_step, "training_loss": result.training_loss,
                    "final_lambda": loss.weight, "batches": loss.batches,
@@ -238,6 +240,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=None, metavar="N", help="train on the first N data pairs only")
     parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
                         help="save a checkpoint every N steps into MODEL.checkpoints/ (default: none)")
+    parser.add_argument("--keep-checkpoints", type=int, default=2, metavar="N",
+                        help="keep the N latest checkpoints (each holds the model and optimizer state; default 2)")
     parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in MODEL.checkpoints/")
     parser.add_argument("--force", action="store_true",
                         help="replace an earlier train-ibbr MODEL, and discard old checkpoints when not resuming")
@@ -251,7 +255,8 @@ def run(args: argparse.Namespace) -> int:
         record = train_ibbr(args.data, args.out, base=args.base, fairness=args.fairness, lambda_=args.lambda_,
                             negatives=args.negatives, batch_size=args.batch_size, epochs=args.epochs,
                             max_steps=args.max_steps, lr=args.lr, seed=args.seed, held_out=args.held_out,
-                            checkpoint_every=args.checkpoint_every, resume=args.resume, force=args.force,
+                            checkpoint_every=args.checkpoint_every, keep_checkpoints=args.keep_checkpoints,
+                            resume=args.resume, force=args.force,
                             candidates=args.candidates, text=args.text, labels=args.labels, scale=args.scale,
                             limit=args.limit, progress=args.progress, command=["pairmeasures", *sys.argv[1:]])
     data, losses = record["data"], record["losses"]
