@@ -211,6 +211,29 @@ def test_two_processes_writing_at_once(tmp_path):
     assert all(np.array_equal(found[text_key(f"text {i}")], np.full(8, i, np.float32)) for i in range(150))
 
 
+def _opener(path, barrier):
+    barrier.wait()
+    cache = EmbeddingCache(path)
+    cache.put("m", [(text_key("shared"), np.ones(4, dtype=np.float32))])
+    cache.close()
+
+
+def test_processes_creating_one_cache_at_once_see_all_its_tables_or_none(tmp_path):
+    """The schema is created in one transaction: a process opening the new file meanwhile never sees a part of it
+    (which would read as another program's database)."""
+    context = multiprocessing.get_context("spawn")
+    for attempt in range(3):
+        path = tmp_path / f"new-{attempt}.sqlite"
+        barrier = context.Barrier(6)
+        workers = [context.Process(target=_opener, args=(path, barrier)) for _ in range(6)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=120)
+        assert [worker.exitcode for worker in workers] == [0] * 6
+        assert len(EmbeddingCache(path).get("m", [text_key("shared")])) == 1
+
+
 def test_stats_and_clear(tmp_path):
     cache = EmbeddingCache(tmp_path / "c.sqlite")
     cache.register_model("m1", "model one (normalize=False)")

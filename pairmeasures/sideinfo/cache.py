@@ -193,14 +193,29 @@ class EmbeddingCache:
                     f"{str(self.path)!r} is an SQLite database of another program (tables: {sorted(tables)}), not an "
                     "embedding cache; it was left untouched: pass another cache path or PAIRMEASURES_CACHE_DIR")
             if uri is None:
-                connection.execute("PRAGMA journal_mode=WAL")
+                self._use_wal(connection)
                 connection.execute("PRAGMA synchronous=NORMAL")
-                if not tables:
-                    connection.executescript(_SCHEMA)
+                if not tables:  # one transaction: another process opening the file meanwhile sees all tables or none
+                    connection.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}COMMIT;")
         except BaseException:
             connection.close()
             raise
         return connection
+
+    def _use_wal(self, connection: sqlite3.Connection) -> None:
+        """Switch a new file to WAL (a lasting property of the file). The switch takes an exclusive lock and SQLite
+        reports it busy at once, without waiting, when another process opens the new file at the same moment: try
+        again until the timeout."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    connection.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if _error_code(exc) != _BUSY or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def _identity(self) -> Optional[tuple]:
         try:
