@@ -16,6 +16,7 @@ edited file is read again; ``pm.clear_caches()`` forgets them all.
 from . import datasets, sideinfo
 from . import math as math  # pm.math; not in __all__, where it would shadow the standard library's math
 from .measures import (
+    ARP,
     AWRF,
     ERBE,
     ERBP,
@@ -23,6 +24,8 @@ from .measures import (
     EXP,
     EXPRU,
     EXPU,
+    IAA,
+    NDKL,
     PRF,
     TED,
     ARaB,
@@ -48,7 +51,6 @@ from .measures import (
     rND,
     rRD,
 )
-from .measures.parity import ARP, IAA, NDKL
 from .plugins import PluginLoadWarning, hookimpl, plugin_manager, register_plugins
 from .sideinfo.memo import clear_caches
 
