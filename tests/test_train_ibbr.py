@@ -79,6 +79,33 @@ def test_triples_mine_bm25_negatives_and_label_groups_by_prf(folder, tmp_path):
     assert passage_groups(["He came."], variant="tc").tolist() == [1]
 
 
+def test_negatives_mined_from_a_run_file_in_its_order(folder, tmp_path):
+    """--negatives-run: each query's top non-relevant documents of the run, by score (ties: document id descending,
+    as trec_eval), cut at --candidates; documents outside the corpus and queries without a ranking are errors."""
+    from pairmeasures.train.data import load_triples
+
+    run = tmp_path / "run.trec"
+    lines = []
+    for i in range(8):
+        positive = f"m{i}" if i % 2 else f"f{i}"
+        ranked = [(positive, 9.0), (f"n{i}_2", 5.0), (f"n{i}_0", 5.0), (f"n{i}_1", 4.0), (f"m{i}" if i % 2 == 0 else f"f{i}", 1.0)]
+        lines += [f"q{i} Q0 {doc} {rank} {score} mine" for rank, (doc, score) in enumerate(ranked, 1)]
+    run.write_text("\n".join(lines) + "\n")
+    triples = load_triples(folder, negatives=2, negatives_run=run)
+    assert triples.negative_ids == [[f"n{i}_2", f"n{i}_0"] for i in range(8)]
+    assert "run file" in triples.source["negatives_from"]
+    deeper = load_triples(folder, negatives=3, negatives_run=run, candidates=4)
+    assert deeper.negative_ids[0] == ["n0_2", "n0_0", "n0_1"]
+    with pytest.raises(ValueError, match="fewer than --negatives 4"):
+        load_triples(folder, negatives=4, negatives_run=run, candidates=4)
+    run.write_text("\n".join(lines[5:]) + "\nq1 Q0 elsewhere 9 0.5 mine\n")
+    with pytest.raises(ValueError, match="1 document ids are not in .*corpus.jsonl, e.g. 'elsewhere'"):
+        load_triples(folder, negatives=2, negatives_run=run)
+    run.write_text("\n".join(lines[5:]) + "\n")
+    with pytest.raises(ValueError, match="ranks nothing for query 'q0'"):
+        load_triples(folder, negatives=2, negatives_run=run)
+
+
 def test_train_load_audit_resume_and_seed(folder, tmp_path):
     import pairmeasures as pm
 

@@ -100,12 +100,14 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
                seed: int = 0, held_out: Optional[Union[str, os.PathLike]] = None,
                checkpoint_every: Optional[int] = None, keep_checkpoints: int = 2, resume: bool = False,
                force: bool = False, candidates: int = 100, text: str = "text", labels: str = "terms", scale: float = 20.0,
-               limit: Optional[int] = None, progress: bool = True, command: Optional[list] = None) -> dict:
+               limit: Optional[int] = None, negatives_run: Optional[Union[str, os.PathLike]] = None,
+               progress: bool = True, command: Optional[list] = None) -> dict:
     """Train, write the model folder ``out`` with ``training.json``, and return that record (a dict).
 
     ``fairness='none'`` trains the ranking loss alone (IBBRLoss with λ = 0); ``lambda_`` is a number or
     ``'auto'`` (uncertainty weighting, see :class:`pairmeasures.train.IBBRLoss`). ``held_out`` is a file of query
-    ids left out of training. Every input is checked before the model loads.
+    ids left out of training; ``negatives_run`` a run file to mine negatives from instead of PISA BM25. Every input
+    is checked before the model loads.
     """
     from .data import load_triples, read_query_ids
 
@@ -123,7 +125,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
     checkpoints = _check_out(out, force=force, resume=resume)
     held = read_query_ids(held_out) if held_out is not None else set()
     triples = load_triples(data, negatives=negatives, candidates=candidates, text=text, labels=labels,
-                           held_out=held, limit=limit)
+                           held_out=held, limit=limit, negatives_run=negatives_run)
     dataset = triples.dataset()
 
     import torch
@@ -222,7 +224,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="weight of the fairness term (default 1), or 'auto' (learned by uncertainty weighting)")
     parser.add_argument("--negatives", type=int, default=4, metavar="K", help="non-clicked passages per query (default 4)")
     parser.add_argument("--candidates", type=int, default=100, metavar="N",
-                        help="BEIR folders: BM25 depth the negatives are mined from (default 100)")
+                        help="BEIR folders: depth of the BM25 ranking (or --negatives-run) the negatives are mined from "
+                             "(default 100)")
+    parser.add_argument("--negatives-run", default=None, metavar="FILE",
+                        help="BEIR folders: mine the negatives from this TREC or TSV run of the folder's corpus (any "
+                             "retriever's, top --candidates by score) instead of PISA BM25")
     parser.add_argument("--labels", choices=LABEL_SOURCES, default="terms",
                         help="group of a positive passage: terms (IBBR's d(p) from its gender terms, default) or "
                              "group (the folder's labels.tsv: male/female/neutral)")
@@ -258,7 +264,8 @@ def run(args: argparse.Namespace) -> int:
                             checkpoint_every=args.checkpoint_every, keep_checkpoints=args.keep_checkpoints,
                             resume=args.resume, force=args.force,
                             candidates=args.candidates, text=args.text, labels=args.labels, scale=args.scale,
-                            limit=args.limit, progress=args.progress, command=["pairmeasures", *sys.argv[1:]])
+                            limit=args.limit, negatives_run=args.negatives_run, progress=args.progress,
+                            command=["pairmeasures", *sys.argv[1:]])
     data, losses = record["data"], record["losses"]
     groups = ", ".join(f"{n} {g}" for g, n in data["groups"].items())
     print(f"trained {losses['steps']} steps on {data['pairs']} data pairs ({groups}) with K = {data['negatives']}; "
