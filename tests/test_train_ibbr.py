@@ -61,7 +61,8 @@ def weights(model: Path) -> str:
 
 
 def test_triples_mine_bm25_negatives_and_label_groups_by_prf(folder, tmp_path):
-    from pairmeasures.train.data import load_triples, passage_groups, read_query_ids
+    from pairmeasures.sideinfo.runfiles import read_query_ids
+    from pairmeasures.train.data import load_triples, passage_groups
 
     held = tmp_path / "held.txt"
     held.write_text("# evaluation split\nq7\n\n")

@@ -178,7 +178,7 @@ def _audit(args: argparse.Namespace) -> int:
                        resamples=args.resamples, seed=args.seed, min_cell=args.min_cell, data=args.data,
                        text=args.text, num_results=args.num_results, k=args.k, model=args.model,
                        positive=args.positive, force=args.force, names=args.names, tradeoff=not args.no_tradeoff,
-                       lambdas=args.lambdas, command=["pairmeasures", *sys.argv[1:]])
+                       lambdas=args.lambdas, queries=args.queries, command=["pairmeasures", *sys.argv[1:]])
     sys.stdout.write(leaderboard_text(result, args.format))
     if args.format == "markdown":
         print(f"\nArrows: bias measures ↓ lower is fairer, ↑ higher is fairer, ↕ signed (0 = balanced); 'n' columns count "
@@ -316,6 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "title+text for Grep-BiasIR)")
     auditing.add_argument("--positive", default=None, metavar="LABEL", help="the label of polarity +1 when the labels are not pro/con-like")
     auditing.add_argument("--model", default=None, help="sentence-transformers folder for dense stages and polarity (default: offline all-MiniLM-L6-v2)")
+    auditing.add_argument("--queries", default=None, metavar="FILE",
+                          help="audit only these query ids (one a line, '#' comments), e.g. the held-out split of "
+                               "train-ibbr --held-out; systems still rank the whole corpus")
     auditing.add_argument("--num-results", type=int, default=100, metavar="N", help="first-stage depth (default 100)")
     auditing.add_argument("-k", type=int, default=10, help="default k of duogreedy(...) (default 10)")
     auditing.add_argument("--lambdas", nargs="+", type=float, default=list(DEFAULT_LAMBDAS), metavar="LAMBDA",

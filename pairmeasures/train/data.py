@@ -20,12 +20,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Collection, Optional, Sequence
+from typing import TYPE_CHECKING, Collection, Optional, Sequence
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["TrainingTriples", "beir_triples", "docpairs_triples", "load_triples", "passage_groups",
-           "read_query_ids", "LABEL_SOURCES"]
+           "LABEL_SOURCES"]
 
 #: Where the group of a clicked passage comes from.
 LABEL_SOURCES = ("terms", "group")
@@ -60,15 +63,6 @@ class TrainingTriples:
                 "negatives": len(self.negatives[0]) if self.negatives else 0,
                 "groups": {"male": int((groups == 1).sum()), "female": int((groups == -1).sum()),
                            "neutral": int((groups == 0).sum())}}
-
-
-def read_query_ids(path: str | os.PathLike) -> set[str]:
-    """Query ids, one per line (blank lines and ``#`` comments ignored): the held-out queries to exclude."""
-    file = Path(path).expanduser()
-    if not file.is_file():
-        raise FileNotFoundError(f"held-out query file {str(file)!r} does not exist: give a file of query ids, one a line")
-    lines = (line.split("#", 1)[0].strip() for line in file.read_text(encoding="utf-8").splitlines())
-    return {line for line in lines if line}
 
 
 def passage_groups(texts: Sequence[str], *, variant: str = "ibbr", terms: str = "gender") -> np.ndarray:

@@ -118,7 +118,8 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
     ids left out of training; ``negatives_run`` a run file to mine negatives from instead of PISA BM25. Every input
     is checked before the model loads.
     """
-    from .data import load_triples, read_query_ids
+    from ..sideinfo.runfiles import read_query_ids
+    from .data import load_triples
 
     started = time.perf_counter()
     if fairness not in FAIRNESS:
