@@ -143,12 +143,32 @@ def test_train_load_audit_resume_and_seed(folder, tmp_path):
     assert weights(tmp_path / "again") == trained
 
 
+def test_auto_lambda_learns_at_its_own_rate(folder, tmp_path):
+    """--lambda auto: the log-variance s has its own learning rate (--lambda-lr) in AdamW, so λ = exp(-s) moves by
+    about that much a step (Adam's steps are about the learning rate), not by the model's 2e-5."""
+    import math
+
+    steps = []
+    for rate in ("0.05", "0.2"):
+        out = tmp_path / f"auto-{rate}"
+        train(folder, out, "--fairness", "ts", "--lambda", "auto", "--lambda-lr", rate, "--warmup-ratio", "0")
+        record = json.loads((out / "training.json").read_text())
+        assert record["recipe"]["lambda_lr"] == float(rate)
+        steps.append(abs(math.log(record["losses"]["final_lambda"])))
+    # two steps of Adam at the linearly decaying rate (1, then 1/2 of it): |s| about 1.5 x the rate
+    assert 0.03 < steps[0] < 0.1 and 0.12 < steps[1] < 0.4
+    default = json.loads((tmp_path / "auto-0.05" / "training.json").read_text())
+    assert default["recipe"]["weight_decay"] == 0.01
+
+
 @pytest.mark.parametrize("problem, args, message", [
     ("no qrels", (), "has no qrels folder"),
     ("no positive", (), "query 'q0' has no positive"),
     ("too many negatives", ("--negatives", "9"), "fewer than --negatives 9"),
     ("lambda without fairness", ("--fairness", "none", "--lambda", "1"), "--fairness none leaves out"),
     ("bad lambda", ("--lambda", "-1"), "--lambda must be a non-negative number or 'auto'"),
+    ("lambda-lr without auto", ("--lambda", "1", "--lambda-lr", "0.1"), "give it with --lambda auto"),
+    ("bad lambda-lr", ("--lambda", "auto", "--lambda-lr", "0"), "--lambda-lr must be positive"),
     ("resume without checkpoints", ("--resume",), "no checkpoint in"),
     ("unknown held-out id", ("--held-out", "HELD"), "held-out query ids are not in"),
     ("gold labels missing", ("--labels", "group"), "labels.tsv, which does not exist"),
