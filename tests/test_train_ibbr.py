@@ -80,6 +80,42 @@ def test_triples_mine_bm25_negatives_and_label_groups_by_prf(folder, tmp_path):
     assert passage_groups(["He came."], variant="tc").tolist() == [1]
 
 
+def test_triples_from_an_ir_datasets_id_with_docpairs(tmp_path):
+    """An ir_datasets id with docpairs (MS MARCO's triples where a user has them): a small dataset registered here
+    from local TSV files, read through ir_datasets' own docpairs, queries and docs store."""
+    import ir_datasets
+    from ir_datasets.formats import TsvDocPairs, TsvDocs, TsvQueries
+    from ir_datasets.util import LocalDownload
+
+    from pairmeasures.train.data import load_triples
+
+    docs = {"p1": "He says he is a pilot; his plane is his pride.", "p2": "She is a nurse and her shift is long.",
+            "n1": "Rain falls on the city.", "n2": "A recipe for rice.", "n3": "Trains run on time.", "q": "Tea."}
+    (tmp_path / "docs.tsv").write_text("".join(f"{d}\t{t}\n" for d, t in docs.items()))
+    (tmp_path / "queries.tsv").write_text("1\twho flies planes\n2\twho cares for patients\n3\theld out\n")
+    # (query, positive, negative) triples: query 1 has 3 negatives for p1, query 2 only 1 for p2, query 3 is held out
+    (tmp_path / "pairs.tsv").write_text("1\tp1\tn1\n1\tp1\tn2\n1\tp1\tn1\n1\tp1\tn3\n2\tp2\tn1\n3\tp1\tn2\n3\tp1\tn3\n")
+    name = f"pairmeasures-tests/docpairs-{tmp_path.name}"
+    ir_datasets.registry.register(name, ir_datasets.Dataset(
+        TsvDocs(LocalDownload(tmp_path / "docs.tsv"), namespace=name, lang="en"),
+        TsvQueries(LocalDownload(tmp_path / "queries.tsv"), namespace=name, lang="en"),
+        TsvDocPairs(LocalDownload(tmp_path / "pairs.tsv"))))
+
+    triples = load_triples(name, negatives=2, held_out={"3"})
+    assert triples.query_ids == ["1"] and triples.positive_ids == ["p1"]
+    assert triples.negative_ids == [["n1", "n2"]]  # the first two distinct negatives, in file order
+    assert triples.queries == ["who flies planes"] and triples.negatives == [[docs["n1"], docs["n2"]]]
+    assert triples.groups == [1]  # "he" twice, "his" twice: IBBR's text labelling (ln 2 > 0)
+    assert triples.source["incomplete_pairs"] == 1  # query 2's positive has one negative only
+    assert load_triples(name, negatives=1, limit=1).query_ids == ["1"]
+    with pytest.raises(ValueError, match="has 3 negatives|lower --negatives"):
+        load_triples(name, negatives=4)
+    with pytest.raises(ValueError, match="--labels group needs a BEIR-layout folder"):
+        load_triples(name, negatives=2, labels="group")
+    with pytest.raises(ValueError, match="neither a BEIR-layout folder nor an ir_datasets id"):
+        load_triples("no-such-dataset/anywhere", negatives=2)
+
+
 def test_negatives_mined_from_a_run_file_in_its_order(folder, tmp_path):
     """--negatives-run: each query's top non-relevant documents of the run, by score (ties: document id descending,
     as trec_eval), cut at --candidates; documents outside the corpus and queries without a ranking are errors."""
