@@ -320,3 +320,7 @@ def test_gendered_dataset_gets_delta_a_prf_next_to_the_measures(tmp_path):
     assert board["delta_a_prf"]["uneven"]["absolute"] == pytest.approx(0.25)
     assert board["delta_a_prf"]["uneven"]["means"] == {"male": 1.0, "female": 0.75}
     assert board["delta_a_prf"]["even"]["absolute"] == 0.0 and board["delta_a_prf"]["even"]["counts"] == {"male": 2, "female": 2}
+    # The signed value's bootstrap interval over queries (100 resamples of 2 queries), in the JSON and the table.
+    low, high = board["delta_a_prf"]["uneven"]["interval"]
+    assert 0.0 <= low <= 0.25 <= high <= 0.5
+    assert "ΔA-PRF 95% CI" in done.stdout and f"[{low:+.4f}, {high:+.4f}]" in done.stdout

@@ -459,22 +459,35 @@ def _leaderboard_table(summary: "pd.DataFrame", measures: dict, directions: dict
 DELTA_A_PRF = "|ΔA-PRF| ↓"
 
 
-def _delta_a_prf(runs: dict, qrels: "pd.DataFrame") -> dict:
+#: The leaderboard column of ΔA-PRF's bootstrap interval (signed: male minus female).
+DELTA_A_PRF_INTERVAL = "ΔA-PRF 95% CI"
+
+
+def _delta_a_prf(runs: dict, qrels: "pd.DataFrame", resamples: int, seed: int) -> dict:
     """Per system, IBBR's ΔA-PRF between the male and female clicked (relevant) passages over each whole run, from
-    the gold labels (:func:`pairmeasures.measures.delta_prf.delta_a_prf`); ``{"error": why}`` where undefined."""
+    the gold labels (:func:`pairmeasures.measures.delta_prf.delta_a_prf`), with the bootstrap interval of the signed
+    value over ``resamples`` draws of the queries; ``{"error": why}`` where undefined."""
     from ..measures import delta_a_prf
 
     results = {}
     for system, run in runs.items():
         frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
         try:
-            result = delta_a_prf(frame, qrels, labels="group", missing="skip")
+            result = delta_a_prf(frame, qrels, labels="group", missing="skip", resamples=resamples, seed=seed)
         except ValueError as error:
             results[system] = {"absolute": math.nan, "error": str(error)}
             continue
-        results[system] = {"absolute": result.absolute, "value": result.value, "means": dict(result.means),
-                           "counts": dict(result.counts), "left_out": len(result.left_out)}
+        results[system] = {"absolute": result.absolute, "value": result.value, "interval": result.interval,
+                           "means": dict(result.means), "counts": dict(result.counts), "left_out": len(result.left_out)}
     return results
+
+
+def _interval_text(result: dict) -> str:
+    """``[low, high]`` of a system's ΔA-PRF interval, or what is missing."""
+    if "error" in result:
+        return "undefined"
+    low, high = result["interval"]
+    return f"[{low:+.4f}, {high:+.4f}]"
 
 
 def _check_out(out: Path, force: bool) -> None:
@@ -615,9 +628,13 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
             for message in small:
                 warnings.warn(message, SmallCellWarning, stacklevel=2)
     leaderboard = _leaderboard_table(summary, shown, directions)
-    disparity = _delta_a_prf(runs, profile.qrels) if profile.terms else None
+    disparity = None
+    if profile.terms:
+        disparity = _memo("delta a-prf", [keys, qrels_key, resamples, seed],
+                          lambda: _delta_a_prf(runs, profile.qrels, resamples, seed), manifest)
     if disparity is not None:  # next to RaB: a dataset-level figure, not a per-query measure (docs/ibbr.md)
         leaderboard[DELTA_A_PRF] = [disparity[s]["absolute"] for s in leaderboard["system"]]
+        leaderboard[DELTA_A_PRF_INTERVAL] = [_interval_text(disparity[s]) for s in leaderboard["system"]]
     families = {str(shown[m]).rsplit("@", 1)[0]: m.rsplit("@", 1)[0] for m, d in directions.items() if d != "higher-better"}
     curves = None
     if plots and families:
