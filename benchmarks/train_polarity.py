@@ -4,7 +4,8 @@ bootstrap 95% intervals over queries.
 
 Runs ``pairmeasures train-polarity`` as a user does (one subprocess per seed, CPU unless CUDA is present) and
 records each run's command, table and training.json summary in ``results/train_polarity.json``. The models are
-written under --models (default: a temporary folder) and not kept in the repository.
+written under --models (default: a temporary folder) and not kept in the repository; a model there that the same
+command wrote is reported without training again.
 
     PYTHONPATH=. python benchmarks/train_polarity.py [--data DIR] [--seeds 0 1] [--models DIR]
 """
@@ -17,7 +18,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from _common import data_option, save
@@ -43,16 +43,19 @@ def main() -> None:
                    "--exclude", str(data / "procon"), "--evaluate", str(data / "procon"),
                    "--evaluate-text", "text", "title", "--evaluation-split", "test", "--seed", str(seed),
                    "--no-progress", "--force"]
-        started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
-        if done.returncode:
-            sys.exit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
-        record = json.loads((out / "training.json").read_text())
+        previous = out / "training.json"
+        if previous.is_file() and json.loads(previous.read_text())["command"] == command:
+            print(f"seed {seed}: {out} was written by this command: its training.json is reported")
+        else:
+            done = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True,
+                                  env={**os.environ, "PYTHONPATH": str(ROOT)})
+            if done.returncode:
+                sys.exit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+        record = json.loads(previous.read_text())
         table = evaluation_table(record["evaluation"])
-        print(f"seed {seed}: {record['training']['steps']} steps, {time.perf_counter() - started:.0f} s\n{table}\n")
+        print(f"seed {seed}: {record['training']['steps']} steps, {record['seconds']:.0f} s\n{table}\n")
         runs.append({"command": " ".join(command).replace(str(data), "$PAIRMEASURES_DATA"), "seed": seed,
-                     "seconds": round(time.perf_counter() - started, 1), "table": table, "data": record["data"],
+                     "seconds": record["seconds"], "created": record["created"], "table": table, "data": record["data"],
                      "recipe": record["recipe"], "training": {k: record["training"][k] for k in ("steps", "training_loss")},
                      "evaluation": record["evaluation"], "versions": record["versions"]})
     path = save("train_polarity", {"runs": runs})

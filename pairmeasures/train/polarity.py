@@ -136,7 +136,9 @@ class PolarityTrainingSet:
 
     ``examples``: one dict per (claim, text) with :data:`EXAMPLE_COLUMNS`; ``train_queries`` /
     ``evaluation_queries``: the split by query; ``excluded``: counts of left-out claims, texts and pairs by
-    reason; ``dropped_claims``: training claims without two texts of each stance (no triplet).
+    reason; ``dropped_claims``: training claims without two texts of each stance (no triplet);
+    ``evaluation_pairs_seen``: (evaluation query, text) pairs whose text was trained on under another claim (a
+    perspective may belong to several claims, with different stances).
     """
 
     folder: Path
@@ -148,6 +150,7 @@ class PolarityTrainingSet:
     examples: list
     excluded: dict = field(default_factory=dict)
     dropped_claims: dict = field(default_factory=dict)
+    evaluation_pairs_seen: int = 0
     claim_texts: set = field(default_factory=set)
     texts: set = field(default_factory=set)
 
@@ -157,7 +160,8 @@ class PolarityTrainingSet:
                 "training_claims": len({e["query_id"] for e in self.examples}), "training_texts": len(self.examples),
                 "positive_texts": stances.get(1, 0), "other_texts": stances.get(0, 0),
                 "evaluation_queries": len(self.evaluation_queries), "excluded": self.excluded,
-                "dropped_claims": self.dropped_claims}
+                "dropped_claims": self.dropped_claims,
+                "evaluation_pairs_with_a_training_text": self.evaluation_pairs_seen}
 
     def overlap(self, folder: Union[str, os.PathLike]) -> tuple[list, list]:
         """Claims of training whose text is a query of ``folder``, and training texts in its corpus (normalised)."""
@@ -227,7 +231,7 @@ def polarity_training_set(folder: Union[str, os.PathLike], *, split_field: str =
         train = [q for q in data.queries if str(data.queries[q][split_field]) == train_split]
         held = [q for q in data.queries if str(data.queries[q][split_field]) != train_split
                 and (evaluation_split is None or str(data.queries[q][split_field]) == evaluation_split)]
-        split = {"by": "query field", "field": split_field, "train": train_split,
+        split: dict = {"by": "query field", "field": split_field, "train": train_split,
                  "evaluation": evaluation_split or f"every query not in {train_split!r}", "counts": dict(values)}
     else:
         if evaluation_split is not None:
@@ -282,11 +286,14 @@ def polarity_training_set(folder: Union[str, os.PathLike], *, split_field: str =
     examples = [{"query_id": q, "text": data.document_text(d, text), "stance": int(g == positive)}
                 for q, d, g in rows if q not in too_few]
     claims_kept = {e["query_id"] for e in examples}
+    texts = {normalise_text(e["text"]) for e in examples}
+    evaluated = data.labels[data.labels["query_id"].isin(set(held))]
+    seen = sum(normalise_text(data.document_text(d, text)) in texts for d in evaluated["doc_id"])
     return PolarityTrainingSet(
         folder=data.path, text=text, positive=positive, split=split, train_queries=[q for q in train if q in claims_kept],
         evaluation_queries=held, examples=examples, excluded=excluded, dropped_claims=dict(dropped_claims),
         claim_texts={normalise_text(data.queries[q]["text"]) for q in claims_kept},
-        texts={normalise_text(e["text"]) for e in examples})
+        texts=texts, evaluation_pairs_seen=seen)
 
 
 def _clusters(record: dict, query_id: str) -> list:
@@ -416,7 +423,8 @@ of this model separate the two perspectives of a claim better than those of its 
 - **Data**: `{data['folder']}` (field `{data['text']}`, positive perspective `{data['positive']}`): {data['training_claims']}
   training claims, {data['training_texts']:,} texts ({data['positive_texts']:,} positive, {data['other_texts']:,} other)
   {f"plus {record['extra_examples']:,} extra examples" if record['extra_examples'] else ""}
-- **Split** (by query, never by document): {json.dumps(data['split'])}; {data['evaluation_queries']} evaluation queries
+- **Split** (by query, never by document): {json.dumps(data['split'])}; {data['evaluation_queries']} evaluation queries, of whose
+  (query, text) pairs {data['evaluation_pairs_with_a_training_text']:,} have a text also trained on (under another claim)
 - **Excluded from training**:{excluded}
 - **Dropped claims** (no triplet): {dropped}
 - **Recipe**: ClaimTripletLoss (batch-all triplet loss, cosine distance on normalised embeddings, margin
@@ -500,7 +508,8 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     inference_length = model.max_seq_length
     model.max_seq_length = max_length
     if freeze_word_embeddings:
-        model[0].auto_model.get_input_embeddings().requires_grad_(False)
+        transformer: Any = model[0]
+        transformer.auto_model.get_input_embeddings().requires_grad_(False)
     loss = ClaimTripletLoss(model, margin=margin)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
@@ -516,7 +525,8 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
         model.max_seq_length = inference_length  # max_length truncates training texts; the model embeds like its base
         model.save(str(partial))
 
-        sets = [(f"{training.folder.name} held-out queries", training.folder, text, training.evaluation_queries)]
+        sets: list[tuple[str, Path, str, Optional[list]]] = [
+            (f"{training.folder.name} held-out queries", training.folder, text, training.evaluation_queries)]
         sets += [(f.name, f, t, None) for f in evaluation_folders for t in evaluate_text]
         evaluation = _evaluate(base_path, partial, sets, resamples, seed, progress)
         history = [{key: entry[key] for key in ("step", "epoch", "loss") if key in entry}
