@@ -405,9 +405,14 @@ def evaluation_table(rows: list) -> str:
 
 def _model_card(record: dict) -> str:
     data, recipe = record["data"], record["recipe"]
-    excluded = "".join(f"\n- `{folder}`: " + "; ".join(f"{n} {reason}" for reason, n in counts.items())
+    excluded = "".join(f"\n  - `{folder}`: " + "; ".join(f"{n} {reason}" for reason, n in counts.items())
                        for folder, counts in data["excluded"].items()) or " none."
     dropped = "; ".join(f"{n} ({reason})" for reason, n in data["dropped_claims"].items()) or "none"
+    extra = f", plus {record['extra_examples']:,} extra examples" if record["extra_examples"] else ""
+    split = data["split"]
+    split = (f"query field `{split['field']}`: `{split['train']}` trains, evaluated: {split['evaluation']}"
+             if split["by"] == "query field" else
+             f"seeded random split (seed {split['seed']}, {split['held_out_fraction']:.0%} of the queries held out)")
     return f"""---
 library_name: sentence-transformers
 pipeline_tag: sentence-similarity
@@ -421,9 +426,8 @@ of this model separate the two perspectives of a claim better than those of its 
 
 - **Base model**: {recipe['base']}
 - **Data**: `{data['folder']}` (field `{data['text']}`, positive perspective `{data['positive']}`): {data['training_claims']}
-  training claims, {data['training_texts']:,} texts ({data['positive_texts']:,} positive, {data['other_texts']:,} other)
-  {f"plus {record['extra_examples']:,} extra examples" if record['extra_examples'] else ""}
-- **Split** (by query, never by document): {json.dumps(data['split'])}; {data['evaluation_queries']} evaluation queries, of whose
+  training claims, {data['training_texts']:,} texts ({data['positive_texts']:,} positive, {data['other_texts']:,} other){extra}
+- **Split** (by query, never by document): {split}; {data['evaluation_queries']} evaluation queries, of whose
   (query, text) pairs {data['evaluation_pairs_with_a_training_text']:,} have a text also trained on (under another claim)
 - **Excluded from training**:{excluded}
 - **Dropped claims** (no triplet): {dropped}
