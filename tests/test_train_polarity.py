@@ -316,3 +316,19 @@ def test_bootstrap_accuracies_resample_documents_of_whole_queries():
             np.quantile(values[:, 1] - values[:, 0], [0.025, 0.975]))
     with pytest.raises(ValueError, match="measured different queries"):
         bootstrap_accuracies([result(0), {**result(1), "per_query": result(1)["per_query"][:3]}])
+
+
+def test_extra_examples_must_belong_to_training_claims(tmp_path):
+    from datasets import Dataset
+
+    from pairmeasures.train.polarity import train_polarity
+
+    folder = claims_folder(tmp_path / "claims")
+    cases = {"lacks the column\\(s\\) stance": {"query_id": ["c0"], "text": ["A long text."]},
+             "1 query ids that are not training claims, e.g. 'c4'": {"query_id": ["c0", "c4"], "text": ["A.", "B."],
+                                                                     "stance": [1, 0]},
+             "every stance must be 0 or 1": {"query_id": ["c0"], "text": ["A."], "stance": [2]}}
+    for message, columns in cases.items():
+        with pytest.raises(ValueError, match=message):  # before any model loads
+            train_polarity(folder, tmp_path / "m", extra_examples=Dataset.from_dict(columns), progress=False)
+    assert not (tmp_path / "m").exists()
