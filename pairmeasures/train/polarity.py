@@ -255,10 +255,9 @@ def polarity_training_set(folder: Union[str, os.PathLike], *, split_field: str =
     pairs = pairs[pairs["query_id"].isin(usable)]
     rows = [(q, d, str(g)) for q, d, g in zip(pairs["query_id"], pairs["doc_id"], pairs["group"])]
 
-    excluded_queries = []
+    excluded_claims: set = set()
     for excluded_folder in exclude:
         queries, corpus = _folder_texts(excluded_folder)
-        excluded_queries.append(queries)
         name = str(Path(excluded_folder).expanduser())
         claims = {q for q in {r[0] for r in rows} if normalise_text(data.queries[q]["text"]) in queries}
         documents = {d for _, d, _ in rows if normalise_text(data.document_text(d, text)) in corpus}
@@ -273,14 +272,13 @@ def polarity_training_set(folder: Union[str, os.PathLike], *, split_field: str =
                           "other (claim, text) pairs of those clusters": len(in_cluster),
                           "(claim, text) pairs removed in all": len(rows) - len(kept)}
         rows = kept
+        excluded_claims |= claims
 
     stances: dict = {}
     for q, _, group in rows:
         stances.setdefault(q, Counter())[group == positive] += 1
     too_few = {q for q, counts in stances.items() if counts[True] < 2 or counts[False] < 2}
-    too_few |= {q for q in usable if q not in stances} - {q for q in usable
-                                                            if any(normalise_text(data.queries[q]["text"]) in texts
-                                                                   for texts in excluded_queries)}
+    too_few |= usable - set(stances) - excluded_claims  # every text excluded
     if too_few:
         dropped_claims["fewer than two texts of each stance"] = len(too_few)
     examples = [{"query_id": q, "text": data.document_text(d, text), "stance": int(g == positive)}
