@@ -82,16 +82,31 @@ def _eval(args: argparse.Namespace) -> int:
 def _validate_polarity(args: argparse.Namespace) -> int:
     from ..sideinfo.embed import Embedder
     from .tables import check_writable, write_table
-    from .validate import nothing_measured, validate_polarity
+    from .validate import ACCURACIES, bootstrap_accuracies, nothing_measured, validate_polarity
 
+    resamples = args.bootstrap if args.bootstrap is not None or args.compare is None else 10_000
+    if resamples is not None and resamples < 1:
+        raise ValueError(f"--bootstrap must be at least 1, got {resamples}")
     if args.per_query:
         check_writable(args.per_query, args.force)
-    embedder = Embedder(args.model, cache=args.cache or True, progress=args.progress,
-                        backend=args.backend)
-    result = validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
-                               anchors=args.anchors, anchor_within=args.anchor_within)
-    per_query = result.pop("per_query")
+    models = [args.model] + ([args.compare] if args.compare is not None else [])
+    results = []
+    for model in models:
+        embedder = Embedder(model, cache=args.cache or True, progress=args.progress, backend=args.backend)
+        results.append(validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
+                                         anchors=args.anchors, anchor_within=args.anchor_within))
+    result = results[0]
     problem = nothing_measured(result)
+    if resamples is not None and not problem:
+        result["bootstrap"] = bootstrap_accuracies(results, resamples=resamples, seed=args.seed)
+    per_query = result.pop("per_query")
+    if args.compare is not None:
+        compared = results[1]
+        result["compare"] = {key: value for key, value in compared.items() if key != "per_query"}
+        by_query = {row["query_id"]: row for row in compared["per_query"]}
+        per_query = [{**row, "compare_accuracy": by_query[row["query_id"]]["accuracy"],
+                      "compare_consistent_accuracy": by_query[row["query_id"]]["consistent_accuracy"]}
+                     for row in per_query]
     if args.per_query and not problem:
         import pandas as pd
 
@@ -102,11 +117,23 @@ def _validate_polarity(args: argparse.Namespace) -> int:
         skipped = ", ".join(f"{n} ({reason})" for reason, n in result["skipped_queries"].items()) or "none"
         axis = "first principal axis" if args.anchors == "none" else f"anchors {args.anchors}, within {args.anchor_within} axes"
         model = result["model"] + ("" if result["backend"] == "torch" else f" [{result['backend']}]")
+        stats = result.get("bootstrap")
+        interval = {name: "" if stats is None else f" [{stats[name][0]['low']:.4f}, {stats[name][0]['high']:.4f}]"
+                    for name in ACCURACIES}
         print(f"{result['dataset']} with {model} ({result['text']}; {axis}; positive = {result['positive']!r})\n"
-              f"  accuracy (per perspective, as the PAIR reference code): {result['accuracy']:.4f}\n"
-              f"  consistent accuracy (one sign per query):               {result['consistent_accuracy']:.4f}\n"
+              f"  accuracy (per perspective, as the PAIR reference code): {result['accuracy']:.4f}{interval['accuracy']}\n"
+              f"  consistent accuracy (one sign per query):               {result['consistent_accuracy']:.4f}"
+              f"{interval['consistent_accuracy']}\n"
               f"  {result['queries']} queries, {result['documents']} documents; skipped queries: {skipped}; "
               f"{result['embedded_now']} texts embedded now, {result['seconds']} s")
+        if args.compare is not None and stats is not None:
+            print(f"compared with {result['compare']['model']} on the same queries:")
+            for name, label in (("accuracy", "accuracy"), ("consistent_accuracy", "consistent accuracy")):
+                other = stats[name][1]
+                print(f"  {label}: {other['value']:.4f} [{other['low']:.4f}, {other['high']:.4f}]; difference "
+                      f"{other['difference']:+.4f} [{other['difference_low']:+.4f}, {other['difference_high']:+.4f}]")
+        if stats is not None:
+            print(f"  95% percentile intervals from {resamples:,} bootstrap resamples of the queries (seed {args.seed})")
     if problem:
         print(f"pairmeasures validate-polarity: error: {problem}", file=sys.stderr)
         return 2
@@ -271,6 +298,14 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                           help="show a progress bar while embedding (default: on a terminal, when it takes "
                                "more than two seconds)")
+    validate.add_argument("--bootstrap", type=int, default=None, metavar="N",
+                          help="95%% percentile intervals of both accuracies from N bootstrap resamples of the queries "
+                               "(default with --compare: 10000)")
+    validate.add_argument("--compare", default=None, metavar="MODEL",
+                          help="also validate MODEL (a name or directory, e.g. a train-polarity output) on the same "
+                               "queries and report its accuracies minus --model's, with paired bootstrap intervals "
+                               "(the same resampled queries for both)")
+    validate.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
     validate.set_defaults(run=_validate_polarity)
 
     datasets = commands.add_parser(
@@ -342,6 +377,11 @@ def build_parser() -> argparse.ArgumentParser:
     training = commands.add_parser("train-ibbr", help=ibbr_cli.HELP, description=ibbr_cli.DESCRIPTION)
     ibbr_cli.add_arguments(training)
     training.set_defaults(run=ibbr_cli.run)
+    from ..train import polarity_cli
+
+    polarity_training = commands.add_parser("train-polarity", help=polarity_cli.HELP, description=polarity_cli.DESCRIPTION)
+    polarity_cli.add_arguments(polarity_training)
+    polarity_training.set_defaults(run=polarity_cli.run)
 
     from .seme import add_command as add_seme
 

