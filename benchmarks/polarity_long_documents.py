@@ -32,7 +32,6 @@ import shlex
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -121,6 +120,7 @@ def trained_model(variant: str, data: Path, models: Path, seed: int):
 
 def main() -> None:
     from pairmeasures.apps.validate import ACCURACIES, bootstrap_accuracies
+    from pairmeasures.train.polarity import TRAINING_FILE
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", **data_option())
@@ -143,9 +143,10 @@ def main() -> None:
                                                                      if q["split"] == "test"])}
     reports: dict = {}
     for variant in variants:
-        started = time.perf_counter()
         model = trained_model(variant, data, models, args.seed)
-        reports[variant] = {"model": model, "seconds": round(time.perf_counter() - started, 1)}
+        record = Path(model) / TRAINING_FILE if model else None
+        reports[variant] = {"model": model, "training_seconds": (json.loads(record.read_text())["seconds"]
+                                                                 if record and record.is_file() else None)}
         for evaluation, (folder, queries) in evaluations.items():
             reports[variant][evaluation] = evaluate(variant, folder, model, queries)
         print(f"{variant}: " + "; ".join(f"{e} {reports[variant][e]['accuracy']:.4f} / "
