@@ -318,15 +318,18 @@ def test_bootstrap_accuracies_resample_documents_of_whole_queries():
         bootstrap_accuracies([result(0), {**result(1), "per_query": result(1)["per_query"][:3]}])
 
 
-def test_extra_examples_must_belong_to_training_claims(tmp_path):
+def test_extra_examples_never_hold_evaluation_queries(tmp_path):
     from datasets import Dataset
 
-    from pairmeasures.train.polarity import train_polarity
+    from pairmeasures.train.polarity import _with_extra, polarity_training_set, train_polarity
 
     folder = claims_folder(tmp_path / "claims")
+    extra = {"query_id": ["c0", "long/1", "long/1"], "text": ["A.", "B.", "C."], "stance": [1, 1, 0]}
+    examples = _with_extra(polarity_training_set(folder), Dataset.from_dict(extra))
+    assert [(e["query_id"], e["stance"]) for e in examples[-3:]] == [("c0", 1), ("long/1", 1), ("long/1", 0)]
     cases = {"lacks the column\\(s\\) stance": {"query_id": ["c0"], "text": ["A long text."]},
-             "1 query ids that are not training claims, e.g. 'c4'": {"query_id": ["c0", "c4"], "text": ["A.", "B."],
-                                                                     "stance": [1, 0]},
+             "1 query ids that are evaluation queries of .*, e.g. 'c4'": {"query_id": ["c0", "c4"], "text": ["A.", "B."],
+                                                                          "stance": [1, 0]},
              "every stance must be 0 or 1": {"query_id": ["c0"], "text": ["A."], "stance": [2]}}
     for message, columns in cases.items():
         with pytest.raises(ValueError, match=message):  # before any model loads

@@ -321,19 +321,20 @@ def _check_overlap(training: PolarityTrainingSet, folders: Sequence[Path]) -> No
 
 
 def _with_extra(training: PolarityTrainingSet, extra: Optional["datasets.Dataset"]) -> list:
-    """The training examples plus ``extra`` (a datasets.Dataset with :data:`EXAMPLE_COLUMNS`) of training claims."""
+    """The training examples plus ``extra`` (a datasets.Dataset with :data:`EXAMPLE_COLUMNS`): texts of training
+    claims, or of claims from elsewhere (ids that are not the folder's, e.g. ``wiki-balance-sample/12_1``), never of
+    the folder's evaluation queries."""
     examples = list(training.examples)
     if extra is None:
         return examples
     missing = [c for c in EXAMPLE_COLUMNS if c not in extra.column_names]
     if missing:
         raise ValueError(f"extra_examples lacks the column(s) {', '.join(missing)}: it needs {', '.join(EXAMPLE_COLUMNS)}")
-    claims = set(training.train_queries)
     rows = [{c: row[c] for c in EXAMPLE_COLUMNS} for row in extra]
-    strangers = sorted({str(r["query_id"]) for r in rows} - claims)
-    if strangers:
-        raise ValueError(f"extra_examples has {len(strangers)} query ids that are not training claims, e.g. "
-                         f"{strangers[0]!r}: extra texts must belong to claims of the training split")
+    held_out = sorted({str(r["query_id"]) for r in rows} & set(training.evaluation_queries))
+    if held_out:
+        raise ValueError(f"extra_examples has {len(held_out)} query ids that are evaluation queries of "
+                         f"{training.folder}, e.g. {held_out[0]!r}: training on them would measure what was trained on")
     wrong = next((r for r in rows if r["stance"] not in (0, 1) or not str(r["text"]).strip()), None)
     if wrong is not None:
         raise ValueError(f"extra_examples: every stance must be 0 or 1 and every text non-empty; first bad row: {wrong}")
