@@ -21,6 +21,8 @@ Trained models are kept under ``--models`` (one folder per seed and variant) and
 one run at a time. Usage:
 
     python benchmarks/polarity_long_documents.py [--data DIR] [--variants default,baseline,...] [--seed 0]
+
+Results go to ``results/polarity_long_documents.json`` (seed 0) or ``results/polarity_long_documents-seedN.json``.
 """
 
 from __future__ import annotations
@@ -162,7 +164,8 @@ def main() -> None:
         for evaluation in evaluations:
             report[evaluation] = {k: v for k, v in report[evaluation].items() if k != "per_query"}
     command = " ".join(["python", "benchmarks/polarity_long_documents.py", *map(shlex.quote, sys.argv[1:])])
-    print("saved", save("polarity_long_documents", {"command": command, "seed": args.seed,
+    name = "polarity_long_documents" + (f"-seed{args.seed}" if args.seed else "")
+    print("saved", save(name, {"command": command, "seed": args.seed,
                                                     "resamples": args.resamples, "table": table, "reports": reports}))
 
 
