@@ -234,6 +234,31 @@ def test_train_polarity_writes_a_model_the_embedder_loads_with_training_record_a
     assert vectors.shape == (2, 384) and np.isfinite(vectors).all()
 
 
+def test_long_documents_join_training_as_chunks_of_their_own_claims(tmp_path):
+    """--long-documents DIR: chunks of DIR's labelled documents (3 sentences) join training under their own claims,
+    and the training length becomes 128 unless --max-length says otherwise."""
+    folder = claims_folder(tmp_path / "claims")
+    long = tmp_path / "long"
+    (long / "qrels").mkdir(parents=True)
+    sentences = {"pro": "Parks help people. They clean the air. Children play there. Cities grow greener. Rents rise.",
+                 "con": "Parks cost money. They need guards. Crime can hide there. Land is scarce. Taxes rise."}
+    docs = [{"_id": f"{side}{k}", "title": "", "text": text} for k in range(2) for side, text in sentences.items()]
+    (long / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (long / "queries.jsonl").write_text(json.dumps({"_id": "parks", "text": "Cities need parks"}) + "\n")
+    (long / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"parks\t{d['_id']}\t1\n" for d in docs))
+    (long / "labels.tsv").write_text("query-id\tcorpus-id\tgroup\n" +
+                                     "".join(f"parks\t{d['_id']}\t{d['_id'][:-1]}\n" for d in docs))
+    out = tmp_path / "model"
+    pairmeasures("train-polarity", str(folder), "--out", str(out), "--epochs", "1", "--batch-texts", "8",
+                 "--bootstrap", "100", "--long-documents", str(long), "--no-progress")
+    record = json.loads((out / "training.json").read_text())
+    assert record["extra_examples"] == 8  # 4 documents of 5 sentences: chunks of 3 and 2
+    assert record["recipe"]["max_length"] == 128
+    done = pairmeasures("train-polarity", str(folder), "--out", str(tmp_path / "other"), "--chunk-sentences", "2",
+                        check=False)
+    assert done.returncode == 2 and "give that folder too" in done.stderr and not (tmp_path / "other").exists()
+
+
 def test_refusals_name_what_to_fix(trained, tmp_path):
     folder, other, out, _ = trained
     done = pairmeasures("train-polarity", str(folder), "--out", str(out), check=False)

@@ -63,7 +63,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warmup-ratio", type=float, default=0.1, metavar="R",
                         help="share of the steps with linear warm-up, then linear decay (default 0.1)")
     parser.add_argument("--margin", type=float, default=0.3, help="triplet margin in cosine distance (default 0.3)")
-    parser.add_argument("--max-length", type=int, default=64, metavar="TOKENS", help="longer texts are truncated (default 64)")
+    parser.add_argument("--max-length", type=int, default=None, metavar="TOKENS",
+                        help="training texts are truncated to TOKENS (default 64; 128 with --long-documents)")
+    parser.add_argument("--long-documents", default=None, metavar="DIR",
+                        help="also train on chunks of the long labelled documents of DIR (a BEIR-layout folder with "
+                             "labels.tsv, e.g. Wiki-Balance), each labelled with its document's stance and kept with "
+                             "its own claim; measured in docs/polarity.md ('Long documents')")
+    parser.add_argument("--chunk-sentences", type=int, default=3, metavar="N",
+                        help="--long-documents: sentences per chunk (default 3)")
     parser.add_argument("--train-word-embeddings", action="store_true",
                         help="also train the word embeddings (frozen by default)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split, batch order, dropout and bootstrap (default 0)")
@@ -77,6 +84,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from .polarity import evaluation_table, train_polarity
 
+    extra = None
+    if args.long_documents is not None:
+        from .long_documents import long_document_chunks
+
+        extra = long_document_chunks(args.long_documents, sentences=args.chunk_sentences, text=args.text).dataset()
+    elif args.chunk_sentences != 3:
+        raise ValueError("--chunk-sentences cuts the documents of --long-documents DIR: give that folder too")
+    max_length = args.max_length if args.max_length is not None else (128 if extra is not None else 64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the dependencies' deprecations are not the user's business
         record = train_polarity(
@@ -84,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             evaluation_split=args.evaluation_split, held_out_fraction=args.held_out, exclude=args.exclude,
             evaluate=args.evaluate, evaluate_text=args.evaluate_text, text=args.text, positive=args.positive,
             epochs=args.epochs, batch_texts=args.batch_texts, learning_rate=args.learning_rate,
-            warmup_ratio=args.warmup_ratio, margin=args.margin, max_length=args.max_length,
+            warmup_ratio=args.warmup_ratio, margin=args.margin, max_length=max_length, extra_examples=extra,
             freeze_word_embeddings=not args.train_word_embeddings, seed=args.seed, resamples=args.bootstrap,
             force=args.force, progress=args.progress, command=["pairmeasures", *sys.argv[1:]])
     data = record["data"]
