@@ -228,3 +228,20 @@ def test_bad_input_is_one_line(folder, tmp_path, capsys, problem, args, message)
         assert main(command) == 2
         assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_warm_up_reaches_the_trainer_under_transformers_4_and_5():
+    """Transformers 5 takes the warm-up ratio as a float warmup_steps (warmup_ratio is deprecated), 4 as
+    warmup_ratio; sentence-transformers' arguments accept what the installed version gets."""
+    import warnings
+
+    from sentence_transformers import SentenceTransformerTrainingArguments
+
+    from pairmeasures.train._trainer import warmup_argument
+
+    assert warmup_argument(0.1, "4.57.1") == {"warmup_ratio": 0.1}
+    assert warmup_argument(0.1, "5.2.0") == {"warmup_steps": 0.1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no deprecation from the installed version
+        arguments = SentenceTransformerTrainingArguments(output_dir="unused", report_to=[], **warmup_argument(0.25))
+    assert arguments.get_warmup_steps(100) == 25

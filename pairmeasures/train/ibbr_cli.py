@@ -38,14 +38,6 @@ TRAINING_FILE = "training.json"
 _LOSS_STATE = "ibbr_loss.json"
 
 
-def _warmup(ratio: float) -> dict:
-    """The trainer argument of a warm-up over ``ratio`` of the steps: Transformers 5 takes it as a float
-    ``warmup_steps`` (and deprecates ``warmup_ratio``), Transformers 4 as ``warmup_ratio``."""
-    import transformers
-
-    return {"warmup_steps": ratio} if int(transformers.__version__.split(".")[0]) >= 5 else {"warmup_ratio": ratio}
-
-
 def _checkpoint_folder(out: Path) -> Path:
     return out.with_name(out.name + ".checkpoints")
 
@@ -159,6 +151,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
     from transformers.trainer_utils import get_last_checkpoint, set_seed
 
     from ..sideinfo.embed import default_model_path
+    from ._trainer import warmup_argument
     from .ibbr import IBBRLoss
 
     cuda = torch.cuda.is_available()
@@ -184,7 +177,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
 
     arguments = SentenceTransformerTrainingArguments(
         output_dir=str(checkpoints), per_device_train_batch_size=batch_size, num_train_epochs=epochs,
-        max_steps=max_steps if max_steps is not None else -1, learning_rate=lr, **_warmup(warmup_ratio),
+        max_steps=max_steps if max_steps is not None else -1, learning_rate=lr, **warmup_argument(warmup_ratio),
         weight_decay=weight_decay, seed=seed, data_seed=seed,
         save_strategy="steps" if checkpoint_every else "no", save_steps=checkpoint_every or 500,
         save_total_limit=keep_checkpoints,

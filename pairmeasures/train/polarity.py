@@ -503,6 +503,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     from transformers.trainer_utils import set_seed
 
     from ..sideinfo.embed import default_model_path
+    from ._trainer import warmup_argument
 
     cuda = torch.cuda.is_available()
     set_seed(seed)
@@ -519,7 +520,8 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     try:
         arguments = SentenceTransformerTrainingArguments(
             output_dir=str(partial / "trainer"), per_device_train_batch_size=batch_texts, num_train_epochs=epochs,
-            learning_rate=learning_rate, warmup_steps=warmup_ratio, lr_scheduler_type="linear", optim="adamw_torch",
+            learning_rate=learning_rate, **warmup_argument(warmup_ratio), lr_scheduler_type="linear",
+            optim="adamw_torch",
             seed=seed, data_seed=seed, batch_sampler=ClaimBatchSampler, save_strategy="no", logging_steps=1,
             report_to=[], use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
         trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss)
