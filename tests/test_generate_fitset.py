@@ -24,8 +24,9 @@ from conftest import ROOT
 
 SECRET = "sk-test-never-written-4f1c9d"  # the API key handed to every command: it must appear in no output
 #: Small generation: two queries, short replies, so the file runs in a few minutes on one CPU core.
-QUERIES = "query-id\ttext\ngolf\tGolf is a sport\nuniforms\tStudents should wear school uniforms\n"
-SMALL = ["--max-tokens", "160", "--concurrency", "1", "--no-progress"]
+#: Two of ProCon's debates, under ProCon's ids, so that validate-polarity can score ProCon's documents with the fit set.
+QUERIES = "query-id\ttext\ngolf\tGolf is a Sport\nschool-uniforms\tStudents should have to wear school uniforms\n"
+SMALL = ["--max-tokens", "100", "--concurrency", "1", "--no-progress"]
 
 
 def _gguf() -> Path:
@@ -124,12 +125,14 @@ def test_the_fit_set_loads_as_it_is(generated):
     model = pm.PolarityModel(fit=fit, distractors=distractors)
     assert model.score([ok[0]], [fit.texts[ok[0]][0]]).shape == (1,)
     corpus = [json.loads(line) for line in (out / "corpus.jsonl").read_text().splitlines()]
-    run = pd.DataFrame({"query_id": [ok[0]] * 2, "doc_id": [f"{ok[0]}-p1-0", f"{ok[0]}-p2-0"], "score": [2.0, 1.0]})
-    qrels = pd.DataFrame({"query_id": [ok[0]] * 2, "doc_id": run["doc_id"], "relevance": [1, 1]})
-    value = ir_measures.calc_aggregate([pm.Duo(rel=1, polarity=f"pca:{out}") @ 2], qrels, run)
+    # A ranking of the query's two documents and a third text (its first distractor), scored on the fit set's axis.
+    run = pd.DataFrame({"query_id": [ok[0]] * 3, "doc_id": [f"{ok[0]}-p1-0", f"{ok[0]}-p2-0", "other"],
+                        "score": [3.0, 2.0, 1.0], "text": [*fit.texts[ok[0]], distractors["p1"][0]]})
+    qrels = pd.DataFrame({"query_id": [ok[0]] * 3, "doc_id": run["doc_id"], "relevance": [1, 1, 1]})
+    value = ir_measures.calc_aggregate([pm.Duo(rel=1, polarity=f"pca:{out}") @ 3], qrels, run)
     assert len(corpus) == 2 * len(ok) and 0 <= next(iter(value.values())) <= 1
     assert manifest["model"] == "smollm2-135m" and manifest["seed"] == 7 and manifest["per_side"] == 1
-    assert len(manifest["prompts"]["sha256"]) == 64 and manifest["sampling"]["max_tokens"] == 160
+    assert len(manifest["prompts"]["sha256"]) == 64 and manifest["sampling"]["max_tokens"] == 100
     assert manifest["this_run"]["requests"] == manifest["tokens"]["calls"] > 0
 
 
@@ -168,7 +171,7 @@ def test_a_killed_run_resumes_without_regenerating_finished_queries(llm_endpoint
     out, cache = tmp_path / "fitset", tmp_path / "generations.sqlite"
     parts = tmp_path / "fitset.parts"
     arguments = ["--queries", queries, "--out", out, "--endpoint", llm_endpoint, "--model", "smollm2-135m",
-                 "--per-side", 2, "--seed", 3, *SMALL]
+                 "--per-side", 1, "--seed", 3, *SMALL]
     process = subprocess.Popen(_command(*arguments, cache=cache), env=_environment(),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
@@ -185,7 +188,7 @@ def test_a_killed_run_resumes_without_regenerating_finished_queries(llm_endpoint
     assert result.returncode in (0, 1), result.stderr
     manifest = _manifest(out)
     assert manifest["this_run"]["resumed_queries"] == 1 and not parts.exists()
-    other = next(q for q in ("golf", "uniforms") if q != done["query_id"])
+    other = next(q for q in ("golf", "school-uniforms") if q != done["query_id"])
     # Only the unfinished query asked the server (less what the cache kept of it); the finished one was not redone.
     assert manifest["this_run"]["requests"] <= manifest["per_query"][other]["calls"]
     assert manifest["per_query"][done["query_id"]]["calls"] == done["calls"]
@@ -213,21 +216,24 @@ def test_unparseable_replies_are_retried_then_reported(llm_endpoint, tmp_path):
     assert (out / "corpus.jsonl").read_text() == "" and manifest["prompts"]["source"] == str(prompts_file.resolve())
 
 
-@pytest.mark.usefixtures("data_dir")
-def test_validate_polarity_fits_on_a_generated_set(llm_endpoint, tmp_path):
-    out = tmp_path / "procon-fit"
-    result = _run("--queries", "pair/procon", "--limit", 2, "--out", out, "--endpoint", llm_endpoint,
-                  "--model", "smollm2-135m", "--per-side", 2, *SMALL, cache=tmp_path / "cache.sqlite")
-    assert result.returncode in (0, 1), result.stderr
-    generated = _manifest(out)["counts"]["generated"]
-    assert generated >= 1
-    validation = subprocess.run([sys.executable, "-m", "pairmeasures", "validate-polarity",
-                                 os.path.join(os.environ["PAIRMEASURES_DATA"], "procon"), "--fit", str(out), "--json"],
+def test_validate_polarity_fits_on_a_generated_set(generated, data_dir):
+    out, _, _ = generated
+    generated_queries = _manifest(out)["counts"]["generated"]
+    validation = subprocess.run([sys.executable, "-m", "pairmeasures", "validate-polarity", str(data_dir / "procon"),
+                                 "--fit", str(out), "--distractors", "--json"],
                                 capture_output=True, text=True, timeout=400, env=_environment())
     assert validation.returncode == 0, validation.stderr
     report = json.loads(validation.stdout)
-    assert report["queries"] == generated and report["skipped_queries"]["no documents in the fit set"] == 50 - generated
-    assert 0 <= report["consistent_accuracy"] <= 1 and report["fit"] == str(out.resolve())
+    assert report["queries"] == generated_queries and report["fit"] == str(out) and report["distractors"]
+    assert report["skipped_queries"]["no documents in the fit set"] == 50 - generated_queries
+    assert 0 <= report["consistent_accuracy"] <= 1
+
+
+def test_queries_come_from_a_dataset_id(data_mirror):
+    from pairmeasures.generate import read_queries
+
+    texts, source = read_queries("pair/procon")
+    assert len(texts) == 50 and texts["golf"] == "Golf is a Sport" and source == "pair/procon"
 
 
 class _FlakyEndpoint(BaseHTTPRequestHandler):

@@ -9,9 +9,9 @@ The ``openai`` client is imported only when generating.
 
 from .client import ChatClient, Completion, GenerationError, default_generation_cache
 from .fitset import GROUPS, MANIFEST, generate_fitset, read_distractors, read_perspectives
-from .prompts import Prompts, PromptsError, load_prompts
+from .prompts import Prompts, PromptsError, load_prompts, parse_sides
 from .queries import read_queries
 
-__all__ = ["generate_fitset", "read_distractors", "read_perspectives", "read_queries", "load_prompts", "Prompts",
+__all__ = ["generate_fitset", "read_distractors", "read_perspectives", "read_queries", "load_prompts", "parse_sides", "Prompts",
            "PromptsError", "ChatClient", "Completion", "GenerationError", "default_generation_cache", "GROUPS",
            "MANIFEST"]
