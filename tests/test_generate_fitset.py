@@ -304,3 +304,21 @@ def test_importing_the_generator_imports_no_client():
                              "print('openai' in sys.modules)"], capture_output=True, text=True, timeout=120,
                             env=_environment())
     assert result.stdout.strip() == "False", result.stderr
+
+
+def test_validate_polarity_on_its_own_folder_as_fit_set_changes_nothing(tmp_path):
+    """--fit names where the axes are fitted: the folder itself gives validate-polarity's usual numbers."""
+    debates = ROOT / "pairmeasures/demo/debates"
+
+    def report(*options) -> dict:
+        result = subprocess.run([sys.executable, "-m", "pairmeasures", "validate-polarity", str(debates), "--json", *options],
+                                capture_output=True, text=True, timeout=400, env=_environment())
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    plain, fitted = report(), report("--fit", str(debates))
+    assert (fitted["accuracy"], fitted["consistent_accuracy"], fitted["queries"]) == \
+        (plain["accuracy"], plain["consistent_accuracy"], plain["queries"])
+    alone = subprocess.run([sys.executable, "-m", "pairmeasures", "validate-polarity", str(debates), "--distractors"],
+                           capture_output=True, text=True, timeout=400, env=_environment())
+    assert alone.returncode == 2 and "pass --fit DIR (fit= in Python) too" in alone.stderr

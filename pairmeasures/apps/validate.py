@@ -73,7 +73,7 @@ def validate_polarity(folder, model: Optional[str] = None, text: str = "text", p
             skipped["no documents in the fit set"] += len(unfitted)
             keep = [q for q in keep if q not in set(unfitted)]
     elif distractors:
-        raise ValueError("distractors come from a fit set: pass fit= (--fit DIR) too")
+        raise ValueError("distractors come from a fit set: pass --fit DIR (fit= in Python) too")
     frame = frame[frame["qid"].isin(keep)]
     embedder = embedder or Embedder(model)
     result = {"dataset": str(data.path), "model": embedder.model_name, "backend": embedder.backend, "text": text, "anchors": anchors,
