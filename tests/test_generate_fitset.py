@@ -194,6 +194,24 @@ def test_a_killed_run_resumes_without_regenerating_finished_queries(llm_endpoint
     assert manifest["per_query"][done["query_id"]]["calls"] == done["calls"]
 
 
+def test_an_interrupted_run_says_how_to_continue(llm_endpoint, tmp_path):
+    queries = tmp_path / "queries.tsv"
+    queries.write_text(QUERIES, encoding="utf-8")
+    parts = tmp_path / "fitset.parts"
+    process = subprocess.Popen(_command("--queries", queries, "--out", tmp_path / "fitset", "--endpoint", llm_endpoint,
+                                        "--model", "smollm2-135m", "--per-side", 1, "--seed", 5, *SMALL,
+                                        cache=tmp_path / "cache.sqlite"),
+                               env=_environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not [p for p in parts.glob("*.json") if p.name != "settings.json"] and process.poll() is None:
+        assert time.monotonic() < deadline, "no query finished within 300 s"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 130 and "run the same command again to continue" in stderr, stderr
+    assert "Traceback" not in stderr and not (tmp_path / "fitset").exists()
+
+
 def test_unparseable_replies_are_retried_then_reported(llm_endpoint, tmp_path):
     from pairmeasures.generate.prompts import load_prompts
 

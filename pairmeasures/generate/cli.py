@@ -59,13 +59,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from . import generate_fitset
 
-    manifest = generate_fitset(
-        args.queries, args.out, endpoint=args.endpoint, model=args.model, per_side=args.per_side,
-        distractors=args.distractors, concurrency=args.concurrency, seed=args.seed, force=args.force,
-        prompts=args.prompts, temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
-        attempts=args.attempts, max_retries=args.retries, timeout=args.timeout,
-        cache=False if args.no_cache else args.cache, data=args.data, limit=args.limit, progress=args.progress,
-        command=["pairmeasures", *sys.argv[1:]])
+    try:
+        manifest = generate_fitset(
+            args.queries, args.out, endpoint=args.endpoint, model=args.model, per_side=args.per_side,
+            distractors=args.distractors, concurrency=args.concurrency, seed=args.seed, force=args.force,
+            prompts=args.prompts, temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
+            attempts=args.attempts, max_retries=args.retries, timeout=args.timeout,
+            cache=False if args.no_cache else args.cache, data=args.data, limit=args.limit, progress=args.progress,
+            command=["pairmeasures", *sys.argv[1:]])
+    except KeyboardInterrupt:
+        print(f"pairmeasures generate-fitset: interrupted; finished queries are kept in {args.out}.parts/: run the "
+              "same command again to continue", file=sys.stderr)
+        return 130
     counts, this_run, tokens = manifest["counts"], manifest["this_run"], manifest["tokens"]
     print(f"{counts['generated']} of {counts['queries']} queries generated: {counts['documents']} documents, "
           f"{counts['distractors']} distractors; {this_run['requests']} requests this run, {this_run['cache_hits']} "
@@ -76,3 +81,4 @@ def run(args: argparse.Namespace) -> int:
     for query_id, reason in failed.items():
         print(f"pairmeasures generate-fitset: query {query_id!r} left out: {reason}", file=sys.stderr)
     return 1 if failed else 0
+

@@ -203,19 +203,24 @@ def generate_fitset(queries, out: Union[str, os.PathLike], *, endpoint: str, mod
     pending = [q for q in texts if q not in records]
     from tqdm.auto import tqdm
 
+    def generate_and_keep(query_id: str) -> dict:
+        """One query, written into ``parts`` by the thread that made it (so it is kept even when the run is
+        interrupted while the query is under way)."""
+        record = _generate_query(client, template, query_id, texts[query_id], per_side=per_side,
+                                 distractors=distractors, seed=seed, attempts=attempts)
+        write_atomically(_part_path(parts, query_id), json.dumps(record, ensure_ascii=False))
+        return record
+
     bar = tqdm(total=len(texts), initial=resumed, desc="generating fit set", unit="query", disable=not progress)
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        futures = {pool.submit(_generate_query, client, template, q, texts[q], per_side=per_side,
-                               distractors=distractors, seed=seed, attempts=attempts): q for q in pending}
+        futures = [pool.submit(generate_and_keep, q) for q in pending]
         try:
             for future in as_completed(futures):
                 record = future.result()
-                write_atomically(_part_path(parts, record["query_id"]), json.dumps(record, ensure_ascii=False))
                 records[record["query_id"]] = record
                 bar.update(1)
-        except BaseException:
-            for future in futures:
-                future.cancel()
+        except BaseException:  # an endpoint refusing, or an interrupt: queries not started are not started
+            pool.shutdown(wait=False, cancel_futures=True)
             raise
         finally:
             bar.close()
