@@ -105,6 +105,26 @@ def test_leaderboard_schema_per_query_and_excluded(folder, runs, tmp_path):
     assert all(p.stat().st_size > 2000 for p in out.glob("*.png")) and len(list(out.glob("*.png"))) >= 2
 
 
+def test_queries_file_audits_those_queries_only(folder, runs, tmp_path):
+    """--queries FILE (e.g. a training run's held-out split): the leaderboard, per-query values and counts cover
+    the listed queries only, and equal the full audit's values on them."""
+    clustered, mixed = runs
+    (tmp_path / "held.txt").write_text("# held out\nq2\nq3  # two of three\n")
+    args = ["--dataset", str(folder), "--systems", f"run:{clustered}", f"run:{mixed}", "--names", "clustered",
+            "mixed", "--measures", "nDCG@10", "rKL@10", "--resamples", "200", "--no-tradeoff"]
+    audit(*args, "--out", str(tmp_path / "all"), cache=tmp_path / "c")
+    audit(*args, "--queries", str(tmp_path / "held.txt"), "--out", str(tmp_path / "held"), cache=tmp_path / "c")
+    every = pd.read_csv(tmp_path / "all" / "per_query.csv", dtype={"qid": str})
+    held = pd.read_csv(tmp_path / "held" / "per_query.csv", dtype={"qid": str})
+    assert set(held["qid"]) == {"q2", "q3"}
+    pd.testing.assert_frame_equal(held.reset_index(drop=True),
+                                  every[every["qid"].isin(["q2", "q3"])].reset_index(drop=True))
+    board = json.loads((tmp_path / "held" / "leaderboard.json").read_text())
+    assert board["measures"]["rKL@10"]["measured"] == {"clustered": 2, "mixed": 1}
+    assert board["systems"]["clustered"]["nDCG@10"] == pytest.approx(
+        every[(every.system == "clustered") & (every.measure == "nDCG@10") & every.qid.isin(["q2", "q3"])]["value"].mean())
+
+
 def test_cache_warm_rerun_and_what_invalidates(folder, runs, tmp_path):
     cache, clustered = tmp_path / "c", runs[0]
     args = ["--dataset", str(folder), "--systems", f"run:{clustered}", "--measures", "nDCG@10", "rKL@10",
@@ -138,11 +158,17 @@ def test_cache_warm_rerun_and_what_invalidates(folder, runs, tmp_path):
     ("missing run file", ["--systems", "run:/nonexistent.run"], "does not exist"),
     ("bad baseline", ["--baseline", "nobody"], "--baseline"),
     ("bad by", ["--by", "colour"], "no query field 'colour'"),
+    ("unknown query id", ["--queries", "QUERIES:q1\nq9\n"], "1 query ids are not queries of"),
+    ("no query id", ["--queries", "QUERIES:# none\n"], "lists no query id"),
+    ("no queries file", ["--queries", "/no/such/ids.txt"], "query id file '/no/such/ids.txt' does not exist"),
 ])
 def test_errors_leave_no_folder(folder, runs, tmp_path, problem, args, message):
     out = tmp_path / "audit"
     base = {"--dataset": str(folder), "--systems": f"run:{runs[0]}"}
     for flag, value in zip(args[::2], args[1::2]):
+        if value.startswith("QUERIES:"):
+            (tmp_path / "ids.txt").write_text(value.removeprefix("QUERIES:"))
+            value = str(tmp_path / "ids.txt")
         base[flag] = value
     done = audit(*[x for pair in base.items() for x in pair], *args[2:], "--measures", "nDCG@10", "--out", str(out),
                  cache=tmp_path / "c", check=False)
@@ -294,3 +320,7 @@ def test_gendered_dataset_gets_delta_a_prf_next_to_the_measures(tmp_path):
     assert board["delta_a_prf"]["uneven"]["absolute"] == pytest.approx(0.25)
     assert board["delta_a_prf"]["uneven"]["means"] == {"male": 1.0, "female": 0.75}
     assert board["delta_a_prf"]["even"]["absolute"] == 0.0 and board["delta_a_prf"]["even"]["counts"] == {"male": 2, "female": 2}
+    # The signed value's bootstrap interval over queries (100 resamples of 2 queries), in the JSON and the table.
+    low, high = board["delta_a_prf"]["uneven"]["interval"]
+    assert 0.0 <= low <= 0.25 <= high <= 0.5
+    assert "ΔA-PRF 95% CI" in done.stdout and f"[{low:+.4f}, {high:+.4f}]" in done.stdout

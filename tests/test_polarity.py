@@ -178,6 +178,25 @@ def test_validation_matches_a_direct_computation(procon_subset, embedder):
     assert 0.5 <= result["consistent_accuracy"] <= result["accuracy"] <= 1.0
 
 
+def test_validation_of_chosen_queries_and_bootstrap_of_one_model(procon_subset, embedder):
+    from pairmeasures.apps.validate import bootstrap_accuracies
+
+    full = validate_polarity(procon_subset, embedder=embedder)
+    chosen = [row["query_id"] for row in full["per_query"][:2]]
+    part = validate_polarity(procon_subset, embedder=embedder, queries=chosen)
+    assert [row["query_id"] for row in part["per_query"]] == chosen  # axes are per query: the same numbers
+    assert [row["accuracy"] for row in part["per_query"]] == [row["accuracy"] for row in full["per_query"][:2]]
+    with pytest.raises(ValueError, match="1 of the queries to validate are not in .*queries.jsonl, e.g. 'nope'"):
+        validate_polarity(procon_subset, embedder=embedder, queries=[*chosen, "nope"])
+    stats = bootstrap_accuracies([full], resamples=500, seed=2)
+    for name in ("accuracy", "consistent_accuracy"):
+        (row,) = stats[name]
+        assert row["value"] == pytest.approx(full[name]) and row["low"] <= row["value"] <= row["high"]
+        assert "difference" not in row
+    same = bootstrap_accuracies([full, full], resamples=500, seed=2)["accuracy"][1]
+    assert same["difference"] == same["difference_low"] == same["difference_high"] == 0
+
+
 def test_validate_polarity_command_prints_json(procon_subset, embedder):
     expected = validate_polarity(procon_subset, embedder=embedder)  # fills the session's embedding cache
     command = [sys.executable, "-m", "pairmeasures", "validate-polarity", str(procon_subset), "--json"]
@@ -243,6 +262,10 @@ def test_validate_polarity_with_nothing_to_measure_prints_null_and_fails(tmp_pat
     assert not (tmp_path / "each.tsv").exists()
     plain = validate_command(folder, "--positive", "female")
     assert plain.returncode == 2 and plain.stdout == "" and "nothing to measure" in plain.stderr
+    bootstrapped = validate_command(folder, "--positive", "female", "--json", "--bootstrap", "100")
+    assert bootstrapped.returncode == 2 and "bootstrap" not in json.loads(bootstrapped.stdout)
+    refused = validate_command(folder, "--positive", "female", "--bootstrap", "0")
+    assert refused.returncode == 2 and "--bootstrap must be at least 1, got 0" in refused.stderr
 
 
 def test_validate_polarity_writes_per_query_accuracies(procon_subset, embedder, tmp_path):

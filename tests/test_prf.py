@@ -230,6 +230,34 @@ def test_delta_a_prf_without_a_group_is_an_error_naming_why():
         pm.delta_a_prf(RUN, QRELS, labels="group", of="male")
 
 
+def test_delta_a_prf_bootstrap_draws_are_brute_force_resamples():
+    """Each draw's ΔA-PRF equals the difference of the plain means over the drawn queries (repeats counted), and the
+    interval is the draws' percentiles: deterministic under the seed."""
+    from pairmeasures.measures.delta_prf import resampled_differences
+
+    rng = np.random.default_rng(5)
+    values = rng.random((7, 2))
+    measured = rng.random((7, 2)) < 0.6
+    measured[0], measured[1] = [True, False], [False, True]
+    draws = resampled_differences(values, measured, 50, np.random.default_rng(1), chunk=8)
+    again = np.random.default_rng(1)
+    for start in range(0, 50, 8):
+        for row, counts in enumerate(again.multinomial(7, np.full(7, 1 / 7), size=min(8, 50 - start))):
+            drawn = np.repeat(np.arange(7), counts)
+            picked = [values[drawn, g][measured[drawn, g]] for g in (0, 1)]
+            expected = picked[0].mean() - picked[1].mean() if all(len(p) for p in picked) else np.nan
+            assert np.allclose(draws[start + row], expected, equal_nan=True)
+    run = pd.concat([RUN, frame({"q3": [("i", 1, "male"), ("j", 0, "female"), ("k", 2, "female")]})])
+    qrels = pd.concat([QRELS, judged({"q3": {"i": 1}})])
+    first = pm.delta_a_prf(run, qrels, labels="group", resamples=2000, seed=3)
+    assert first.interval == pm.delta_a_prf(run, qrels, labels="group", resamples=2000, seed=3).interval
+    low, high = first.interval
+    assert low <= first.value <= high and low < high
+    assert pm.delta_a_prf(run, qrels, labels="group").interval is None
+    with pytest.raises(ValueError, match="resamples must be >= 0"):
+        pm.delta_a_prf(run, qrels, labels="group", resamples=-1)
+
+
 def test_delta_a_prf_cutoff_matches_the_measures():
     result = pm.delta_a_prf(RUN, QRELS, labels="group", cutoff=4)
     male = per_query(pm.PRF(labels="group") @ 4, QRELS, RUN)

@@ -160,6 +160,10 @@ def test_stages_lists_every_stage_with_an_example():
     ("bm25>>run:x.trec", ["retrieves", "first stage"]),
     ("bm25>>ce(/no/such/model)", ["'ce(/no/such/model)'", "cross-encoder folder '/no/such/model' does not exist"]),
     ("bm25>>ce()", ["takes 1 argument, got 0", "ce(path/to/cross-encoder)"]),
+    ("bm25>>dense(/no/such/model)", ["'dense(/no/such/model)'", "model folder '/no/such/model' does not exist",
+                                     "or dense for --model"]),
+    ("dense(/no/such/model)", ["model folder '/no/such/model' does not exist"]),
+    ("bm25>>dense(a, b)", ["takes at most 1 argument, got 2"]),
     ("run:/no/such/run.trec", ["run file '/no/such/run.trec' does not exist"]),
     ("no_such_module_xyz:f", ["cannot import module 'no_such_module_xyz'", "PYTHONPATH"]),
     ("json:no_such_attribute", ["module 'json' has no attribute 'no_such_attribute'"]),
@@ -235,6 +239,36 @@ def test_bm25_dense_mmr_reorders_only_the_top_k(tiny):
     table = experiment([build_system("bm25>>dense>>mmr(0.5)", context)], topics, qrels, ["mmr"],
                        measures=[nDCG @ 10])
     assert table["value"].notna().all()
+
+
+def test_dense_with_a_model_folder_is_dense_with_that_model(tiny, tmp_path):
+    """dense(PATH) names its model in the spec: the default model's folder gives exactly what plain dense gives,
+    first stage and re-ranker alike, so two models can stand side by side in one audit."""
+    from pairmeasures.sideinfo.embed import default_model_path
+
+    context, topics, _ = tiny
+    folder = default_model_path()
+    for plain, named in (("bm25>>dense", f"bm25>>dense({folder})"), ("dense", f"dense({folder})")):
+        left, right = build_system(plain, context)(topics), build_system(named, context)(topics)
+        assert orders(left) == orders(right)
+        assert np.array_equal(left.sort_values(["qid", "rank"])["score"].to_numpy(),
+                              right.sort_values(["qid", "rank"])["score"].to_numpy())
+    assert canonical_spec(f"bm25 >> dense( {folder} )") == f"bm25>>dense({folder})"
+
+
+def test_audit_run_cache_follows_the_model_folder_content(tmp_path):
+    """A model retrained into the same folder must not reuse the runs of the old one: the cache key of dense(PATH)
+    and ce(PATH) holds a fingerprint of the folder's files, not its path."""
+    from pairmeasures.apps.audit import _spec_key
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"first weights")
+    before = {spec: _spec_key(spec) for spec in (f"bm25>>dense({folder})", f"bm25>>ce({folder})", f"dense({folder})")}
+    (folder / "model.safetensors").write_bytes(b"other weights")
+    after = {spec: _spec_key(spec) for spec in before}
+    assert all(before[spec] != after[spec] for spec in before)
+    assert _spec_key("bm25>>dense") == "bm25>>dense"
 
 
 def test_run_file_spec_reproduces_the_file_and_takes_rerankers(tiny, tmp_path):

@@ -61,7 +61,8 @@ def weights(model: Path) -> str:
 
 
 def test_triples_mine_bm25_negatives_and_label_groups_by_prf(folder, tmp_path):
-    from pairmeasures.train.data import load_triples, passage_groups, read_query_ids
+    from pairmeasures.sideinfo.runfiles import read_query_ids
+    from pairmeasures.train.data import load_triples, passage_groups
 
     held = tmp_path / "held.txt"
     held.write_text("# evaluation split\nq7\n\n")
@@ -77,6 +78,69 @@ def test_triples_mine_bm25_negatives_and_label_groups_by_prf(folder, tmp_path):
     # One "he" is neutral under IBBR's Eq. 1 (ln 1 = 0); term counts ('tc') call it male.
     assert passage_groups(["He came.", "She and she.", "Rain."]).tolist() == [0, -1, 0]
     assert passage_groups(["He came."], variant="tc").tolist() == [1]
+
+
+def test_triples_from_an_ir_datasets_id_with_docpairs(tmp_path):
+    """An ir_datasets id with docpairs (MS MARCO's triples where a user has them): a small dataset registered here
+    from local TSV files, read through ir_datasets' own docpairs, queries and docs store."""
+    import ir_datasets
+    from ir_datasets.formats import TsvDocPairs, TsvDocs, TsvQueries
+    from ir_datasets.util import LocalDownload
+
+    from pairmeasures.train.data import load_triples
+
+    docs = {"p1": "He says he is a pilot; his plane is his pride.", "p2": "She is a nurse and her shift is long.",
+            "n1": "Rain falls on the city.", "n2": "A recipe for rice.", "n3": "Trains run on time.", "q": "Tea."}
+    (tmp_path / "docs.tsv").write_text("".join(f"{d}\t{t}\n" for d, t in docs.items()))
+    (tmp_path / "queries.tsv").write_text("1\twho flies planes\n2\twho cares for patients\n3\theld out\n")
+    # (query, positive, negative) triples: query 1 has 3 negatives for p1, query 2 only 1 for p2, query 3 is held out
+    (tmp_path / "pairs.tsv").write_text("1\tp1\tn1\n1\tp1\tn2\n1\tp1\tn1\n1\tp1\tn3\n2\tp2\tn1\n3\tp1\tn2\n3\tp1\tn3\n")
+    name = f"pairmeasures-tests/docpairs-{tmp_path.name}"
+    ir_datasets.registry.register(name, ir_datasets.Dataset(
+        TsvDocs(LocalDownload(tmp_path / "docs.tsv"), namespace=name, lang="en"),
+        TsvQueries(LocalDownload(tmp_path / "queries.tsv"), namespace=name, lang="en"),
+        TsvDocPairs(LocalDownload(tmp_path / "pairs.tsv"))))
+
+    triples = load_triples(name, negatives=2, held_out={"3"})
+    assert triples.query_ids == ["1"] and triples.positive_ids == ["p1"]
+    assert triples.negative_ids == [["n1", "n2"]]  # the first two distinct negatives, in file order
+    assert triples.queries == ["who flies planes"] and triples.negatives == [[docs["n1"], docs["n2"]]]
+    assert triples.groups == [1]  # "he" twice, "his" twice: IBBR's text labelling (ln 2 > 0)
+    assert triples.source["incomplete_pairs"] == 1  # query 2's positive has one negative only
+    assert load_triples(name, negatives=1, limit=1).query_ids == ["1"]
+    with pytest.raises(ValueError, match="has 3 negatives|lower --negatives"):
+        load_triples(name, negatives=4)
+    with pytest.raises(ValueError, match="--labels group needs a BEIR-layout folder"):
+        load_triples(name, negatives=2, labels="group")
+    with pytest.raises(ValueError, match="neither a BEIR-layout folder nor an ir_datasets id"):
+        load_triples("no-such-dataset/anywhere", negatives=2)
+
+
+def test_negatives_mined_from_a_run_file_in_its_order(folder, tmp_path):
+    """--negatives-run: each query's top non-relevant documents of the run, by score (ties: document id descending,
+    as trec_eval), cut at --candidates; documents outside the corpus and queries without a ranking are errors."""
+    from pairmeasures.train.data import load_triples
+
+    run = tmp_path / "run.trec"
+    lines = []
+    for i in range(8):
+        positive = f"m{i}" if i % 2 else f"f{i}"
+        ranked = [(positive, 9.0), (f"n{i}_2", 5.0), (f"n{i}_0", 5.0), (f"n{i}_1", 4.0), (f"m{i}" if i % 2 == 0 else f"f{i}", 1.0)]
+        lines += [f"q{i} Q0 {doc} {rank} {score} mine" for rank, (doc, score) in enumerate(ranked, 1)]
+    run.write_text("\n".join(lines) + "\n")
+    triples = load_triples(folder, negatives=2, negatives_run=run)
+    assert triples.negative_ids == [[f"n{i}_2", f"n{i}_0"] for i in range(8)]
+    assert "run file" in triples.source["negatives_from"]
+    deeper = load_triples(folder, negatives=3, negatives_run=run, candidates=4)
+    assert deeper.negative_ids[0] == ["n0_2", "n0_0", "n0_1"]
+    with pytest.raises(ValueError, match="fewer than --negatives 4"):
+        load_triples(folder, negatives=4, negatives_run=run, candidates=4)
+    run.write_text("\n".join(lines[5:]) + "\nq1 Q0 elsewhere 9 0.5 mine\n")
+    with pytest.raises(ValueError, match="1 document ids are not in .*corpus.jsonl, e.g. 'elsewhere'"):
+        load_triples(folder, negatives=2, negatives_run=run)
+    run.write_text("\n".join(lines[5:]) + "\n")
+    with pytest.raises(ValueError, match="ranks nothing for query 'q0'"):
+        load_triples(folder, negatives=2, negatives_run=run)
 
 
 def test_train_load_audit_resume_and_seed(folder, tmp_path):
@@ -115,12 +179,32 @@ def test_train_load_audit_resume_and_seed(folder, tmp_path):
     assert weights(tmp_path / "again") == trained
 
 
+def test_auto_lambda_learns_at_its_own_rate(folder, tmp_path):
+    """--lambda auto: the log-variance s has its own learning rate (--lambda-lr) in AdamW, so λ = exp(-s) moves by
+    about that much a step (Adam's steps are about the learning rate), not by the model's 2e-5."""
+    import math
+
+    steps = []
+    for rate in ("0.05", "0.2"):
+        out = tmp_path / f"auto-{rate}"
+        train(folder, out, "--fairness", "ts", "--lambda", "auto", "--lambda-lr", rate, "--warmup-ratio", "0")
+        record = json.loads((out / "training.json").read_text())
+        assert record["recipe"]["lambda_lr"] == float(rate)
+        steps.append(abs(math.log(record["losses"]["final_lambda"])))
+    # two steps of Adam at the linearly decaying rate (1, then 1/2 of it): |s| about 1.5 x the rate
+    assert 0.03 < steps[0] < 0.1 and 0.12 < steps[1] < 0.4
+    default = json.loads((tmp_path / "auto-0.05" / "training.json").read_text())
+    assert default["recipe"]["weight_decay"] == 0.01
+
+
 @pytest.mark.parametrize("problem, args, message", [
     ("no qrels", (), "has no qrels folder"),
     ("no positive", (), "query 'q0' has no positive"),
     ("too many negatives", ("--negatives", "9"), "fewer than --negatives 9"),
     ("lambda without fairness", ("--fairness", "none", "--lambda", "1"), "--fairness none leaves out"),
     ("bad lambda", ("--lambda", "-1"), "--lambda must be a non-negative number or 'auto'"),
+    ("lambda-lr without auto", ("--lambda", "1", "--lambda-lr", "0.1"), "give it with --lambda auto"),
+    ("bad lambda-lr", ("--lambda", "auto", "--lambda-lr", "0"), "--lambda-lr must be positive"),
     ("resume without checkpoints", ("--resume",), "no checkpoint in"),
     ("unknown held-out id", ("--held-out", "HELD"), "held-out query ids are not in"),
     ("gold labels missing", ("--labels", "group"), "labels.tsv, which does not exist"),

@@ -56,6 +56,14 @@ def _centred(values: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return np.where(mask, values - centre[:, None], 0.0), centre
 
 
+def _draw_counts(rng, size: int, queries: int) -> np.ndarray:
+    """How often each of ``size`` resamples drew each query (float, shape (size, queries)): ``queries`` draws
+    with replacement per resample, in one ``rng.integers(0, queries, (size, queries))`` call."""
+    drawn = rng.integers(0, queries, (size, queries))
+    drawn += (np.arange(size) * queries)[:, None]
+    return np.bincount(drawn.ravel(), minlength=size * queries).reshape(size, queries).astype(np.float64)
+
+
 def _resampled_means(weighted: np.ndarray, mask: np.ndarray, resamples: int, rng) -> np.ndarray:
     """Resampled means, shape (resamples, rows), NaN where a resample drew no measured query of a row."""
     queries = weighted.shape[1]
@@ -65,10 +73,7 @@ def _resampled_means(weighted: np.ndarray, mask: np.ndarray, resamples: int, rng
     step = max(1, _CHUNK_BYTES // (24 * queries))
     for start in range(0, resamples, step):
         size = min(step, resamples - start)
-        drawn = rng.integers(0, queries, (size, queries))
-        drawn += (np.arange(size) * queries)[:, None]
-        counts = np.bincount(drawn.ravel(), minlength=size * queries).reshape(size, queries).astype(np.float64)
-        sums = counts @ stacked
+        sums = _draw_counts(rng, size, queries) @ stacked
         with np.errstate(invalid="ignore", divide="ignore"):
             out[start:start + size] = np.where(sums[:, rows:] > 0, sums[:, :rows] / sums[:, rows:], np.nan)
     return out
@@ -210,3 +215,45 @@ def summarize(per_query: pd.DataFrame, *, baseline: str | None = None, resamples
     if not rows:
         raise ValueError("per_query has no rows: nothing to summarise")
     return pd.concat(rows, ignore_index=True)[columns]
+
+
+def paired_ratio_bootstrap(numerators, denominators, *, baseline: int | None = None, resamples: int = 10_000,
+                           confidence: float = 0.95, seed: int = 0) -> dict[str, np.ndarray]:
+    """Ratios of sums over queries, :math:`\\sum_q x_{sq} / \\sum_q n_q`, with paired percentile bootstrap intervals.
+
+    For measures averaged over documents rather than queries (polarity accuracy: correctly placed documents
+    ``numerators`` (systems, queries) over documents ``denominators`` (queries,)), which :func:`paired_bootstrap`'s
+    per-query means do not give. Resample ``b`` draws queries with replacement (counts :math:`c_{bq}`, shared by
+    all systems) and takes :math:`\\sum_q c_{bq} x_{sq} / \\sum_q c_{bq} n_q`. Returns ``mean`` (the ratio on all
+    queries), ``low``, ``high`` and, with a ``baseline`` row, ``diff``, ``diff_low``, ``diff_high`` (system minus
+    baseline per resample; NaN in the baseline's row). Resample ``b`` uses row ``b`` of
+    ``np.random.default_rng(seed).integers(0, Q, (resamples, Q))`` (drawn in chunks when large).
+    """
+    values = np.asarray(numerators, dtype=np.float64)
+    sizes = np.asarray(denominators, dtype=np.float64)
+    if values.ndim != 2 or values.shape[0] < 1 or values.shape[1] < 1:
+        raise ValueError(f"numerators must be a (systems, queries) array with at least one of each; got shape "
+                         f"{np.shape(numerators)}")
+    if sizes.shape != (values.shape[1],):
+        raise ValueError(f"denominators must hold one number per query ({values.shape[1]}); got shape {sizes.shape}")
+    if not (np.isfinite(values).all() and np.isfinite(sizes).all() and (sizes > 0).all()):
+        raise ValueError("numerators must be finite and denominators finite and positive")
+    _check(values, baseline, resamples, confidence)
+    queries = values.shape[1]
+    rng = np.random.default_rng(seed)
+    ratios = np.empty((resamples, values.shape[0]))
+    step = max(1, _CHUNK_BYTES // (24 * queries))
+    for start in range(0, resamples, step):
+        size = min(step, resamples - start)
+        counts = _draw_counts(rng, size, queries)
+        ratios[start:start + size] = (counts @ values.T) / (counts @ sizes)[:, None]
+    alpha = (1 - confidence) / 2
+    result = {"mean": values.sum(axis=1) / sizes.sum()}
+    result["low"], result["high"] = np.quantile(ratios, [alpha, 1 - alpha], axis=0)
+    if baseline is not None:
+        differences = ratios - ratios[:, [baseline]]
+        result["diff"] = result["mean"] - result["mean"][baseline]
+        result["diff_low"], result["diff_high"] = np.quantile(differences, [alpha, 1 - alpha], axis=0)
+        for name in ("diff", "diff_low", "diff_high"):
+            result[name][baseline] = np.nan
+    return result

@@ -21,7 +21,7 @@ import shutil
 import tempfile
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
@@ -173,6 +173,25 @@ def load_profile(dataset: str | os.PathLike, data: Optional[str | os.PathLike] =
                    bodies={d: str(r.get("text") or "") for d, r in documents.items()})
 
 
+def only_queries(profile: Profile, file: str | os.PathLike) -> Profile:
+    """``profile`` cut to the query ids listed in ``file`` (one a line, ``#`` comments), every one of which must be
+    a query of the dataset; the documents stay (systems still rank the whole corpus)."""
+    from ..sideinfo.runfiles import read_query_ids
+
+    keep = read_query_ids(file)
+    unknown = sorted(keep - set(profile.queries))
+    if unknown:
+        raise ValueError(f"--queries {file}: {len(unknown)} query ids are not queries of {profile.name}, e.g. "
+                         f"{unknown[0]!r}")
+    if not keep:
+        raise ValueError(f"--queries {file} lists no query id: write one a line")
+    subset = lambda frame: None if frame is None else frame[frame["query_id"].isin(keep)].reset_index(drop=True)  # noqa: E731
+    return replace(profile, queries={q: t for q, t in profile.queries.items() if q in keep}, qrels=subset(profile.qrels),
+                   labels=subset(profile.labels),
+                   fields={name: {q: v for q, v in values.items() if q in keep} for name, values in profile.fields.items()},
+                   files={**profile.files, f"queries file {Path(file).name}": sha256_file(Path(file))})
+
+
 def default_measures(profile: Profile) -> list[str]:
     """nDCG@1, nDCG@10, R@100 and Duo@10; rND/rKL/rRD@10 and the group-exposure EXP/NDKL/ARP@10 with gold labels;
     TExFAIR/NFaiRR/RaB@10 with a term list. EXPU is left out: the audit considers the labelled documents, which on
@@ -237,7 +256,9 @@ def _run_cache() -> Path:
 
 
 def _spec_key(spec: str) -> Optional[str]:
-    """The cache identity of a spec: its canonical text with the sha256 of run files; None for user code."""
+    """The cache identity of a spec: its canonical text with the sha256 of run files and the content fingerprint of
+    model folders (``ce(PATH)``, ``dense(PATH)``: a model retrained into the same folder runs again); None for user
+    code."""
     from ..pipelines.specs import canonical_spec, parse_spec
 
     parts = []
@@ -247,9 +268,21 @@ def _spec_key(spec: str) -> Optional[str]:
         if stage.name == "run":
             path = Path(stage.args[0]).expanduser()
             parts.append(f"run:{sha256_file(path) if path.is_file() else path}")
+        elif stage.name in ("ce", "dense") and stage.args:
+            parts.append(f"{stage.name}({_model_fingerprint(str(stage.args[0]))})")
         else:
             parts.append(stage.canonical())
     return canonical_spec(">>".join(parts)) if parts else None
+
+
+def _model_fingerprint(model: Optional[str]) -> Optional[str]:
+    """A model folder's content fingerprint (its files), or the model name as given when it is not a folder."""
+    from ..sideinfo.embed import _fingerprint
+
+    if model is None:
+        return None
+    folder = Path(model).expanduser()
+    return _fingerprint(folder) if folder.is_dir() else model
 
 
 def _annotate(run: "pd.DataFrame", profile: Profile, scorer, polarity: bool) -> "pd.DataFrame":
@@ -286,7 +319,8 @@ def _runs(systems: dict, profile: Profile, context, scorer, manifest: Manifest, 
     for name, spec in systems.items():
         identity = _spec_key(spec)
         keys[name] = None if identity is None else hashlib.sha256(json.dumps(
-            [RUNS_FORMAT, __version__, identity, profile.run_key(), context.num_results, context.k, context.model,
+            [RUNS_FORMAT, __version__, identity, profile.run_key(), context.num_results, context.k,
+             _model_fingerprint(context.model),
              scorer.model.embedder.key if polarity else None, _fit_key(scorer) if polarity else None]).encode()).hexdigest()
     paths = {name: None if key is None else folder / f"{key[:32]}.pkl" for name, key in keys.items()}
     # every spec is built (so checked) before any runs; a warm audit whose runs are all cached builds none
@@ -425,22 +459,35 @@ def _leaderboard_table(summary: "pd.DataFrame", measures: dict, directions: dict
 DELTA_A_PRF = "|ΔA-PRF| ↓"
 
 
-def _delta_a_prf(runs: dict, qrels: "pd.DataFrame") -> dict:
+#: The leaderboard column of ΔA-PRF's bootstrap interval (signed: male minus female).
+DELTA_A_PRF_INTERVAL = "ΔA-PRF 95% CI"
+
+
+def _delta_a_prf(runs: dict, qrels: "pd.DataFrame", resamples: int, seed: int) -> dict:
     """Per system, IBBR's ΔA-PRF between the male and female clicked (relevant) passages over each whole run, from
-    the gold labels (:func:`pairmeasures.measures.delta_prf.delta_a_prf`); ``{"error": why}`` where undefined."""
+    the gold labels (:func:`pairmeasures.measures.delta_prf.delta_a_prf`), with the bootstrap interval of the signed
+    value over ``resamples`` draws of the queries; ``{"error": why}`` where undefined."""
     from ..measures import delta_a_prf
 
     results = {}
     for system, run in runs.items():
         frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
         try:
-            result = delta_a_prf(frame, qrels, labels="group", missing="skip")
+            result = delta_a_prf(frame, qrels, labels="group", missing="skip", resamples=resamples, seed=seed)
         except ValueError as error:
             results[system] = {"absolute": math.nan, "error": str(error)}
             continue
-        results[system] = {"absolute": result.absolute, "value": result.value, "means": dict(result.means),
-                           "counts": dict(result.counts), "left_out": len(result.left_out)}
+        results[system] = {"absolute": result.absolute, "value": result.value, "interval": result.interval,
+                           "means": dict(result.means), "counts": dict(result.counts), "left_out": len(result.left_out)}
     return results
+
+
+def _interval_text(result: dict) -> str:
+    """``[low, high]`` of a system's ΔA-PRF interval, or what is missing."""
+    if "error" in result:
+        return "undefined"
+    low, high = result["interval"]
+    return f"[{low:+.4f}, {high:+.4f}]"
 
 
 def _check_out(out: Path, force: bool) -> None:
@@ -470,11 +517,13 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
           data: Optional[str | os.PathLike] = None, text: Optional[str] = None, num_results: int = 100, k: int = 10,
           model: Optional[str] = None, positive: Optional[str] = None, force: bool = False,
           names: Optional[Sequence[str]] = None, plots: bool = True, tradeoff: bool = True,
-          lambdas: Sequence[float] = DEFAULT_LAMBDAS, command: Optional[list] = None) -> dict:
+          lambdas: Sequence[float] = DEFAULT_LAMBDAS, queries: Optional[str | os.PathLike] = None,
+          command: Optional[list] = None) -> dict:
     """Run ``systems`` (specs; ``names`` default to the specs) over ``dataset`` and write the audit into ``out``.
 
     With ``tradeoff``, each system with a ``duogreedy(...)`` stage also gets the DuoGreedy-vs-MMR trade-off over
-    ``lambdas``, re-ranking the run of the spec before that stage. Returns ``{"leaderboard": frame, "summary":
+    ``lambdas``, re-ranking the run of the spec before that stage. ``queries`` (a file of query ids, one a line,
+    ``#`` comments: e.g. the held-out split of a training run) audits those queries only. Returns ``{"leaderboard": frame, "summary":
     frame, "tradeoff": frame or None, "out": path, "manifest": dict}``. Every input is checked before the long
     work; the folder appears only when everything was written.
     """
@@ -516,6 +565,8 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     bases = _tradeoff_bases(specs) if tradeoff else {}
     with manifest.step("dataset"):
         profile = load_profile(dataset, data, text)
+        if queries is not None:
+            profile = only_queries(profile, queries)
     if by is not None and by not in profile.fields:
         raise ValueError(f"--by {by!r}: {profile.name} has no query field {by!r}; fields: "
                          f"{', '.join(sorted(profile.fields)) or 'none'}")
@@ -577,9 +628,13 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
             for message in small:
                 warnings.warn(message, SmallCellWarning, stacklevel=2)
     leaderboard = _leaderboard_table(summary, shown, directions)
-    disparity = _delta_a_prf(runs, profile.qrels) if profile.terms else None
+    disparity = None
+    if profile.terms:
+        disparity = _memo("delta a-prf", [keys, qrels_key, resamples, seed],
+                          lambda: _delta_a_prf(runs, profile.qrels, resamples, seed), manifest)
     if disparity is not None:  # next to RaB: a dataset-level figure, not a per-query measure (docs/ibbr.md)
         leaderboard[DELTA_A_PRF] = [disparity[s]["absolute"] for s in leaderboard["system"]]
+        leaderboard[DELTA_A_PRF_INTERVAL] = [_interval_text(disparity[s]) for s in leaderboard["system"]]
     families = {str(shown[m]).rsplit("@", 1)[0]: m.rsplit("@", 1)[0] for m, d in directions.items() if d != "higher-better"}
     curves = None
     if plots and families:

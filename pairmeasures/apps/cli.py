@@ -82,17 +82,32 @@ def _eval(args: argparse.Namespace) -> int:
 def _validate_polarity(args: argparse.Namespace) -> int:
     from ..sideinfo.embed import Embedder
     from .tables import check_writable, write_table
-    from .validate import nothing_measured, validate_polarity
+    from .validate import ACCURACIES, bootstrap_accuracies, nothing_measured, validate_polarity
 
+    resamples = args.bootstrap if args.bootstrap is not None or args.compare is None else 10_000
+    if resamples is not None and resamples < 1:
+        raise ValueError(f"--bootstrap must be at least 1, got {resamples}")
     if args.per_query:
         check_writable(args.per_query, args.force)
-    embedder = Embedder(args.model, cache=args.cache or True, progress=args.progress,
-                        backend=args.backend)
-    result = validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
-                               anchors=args.anchors, anchor_within=args.anchor_within, fit=args.fit,
-                               distractors=args.distractors)
-    per_query = result.pop("per_query")
+    models = [args.model] + ([args.compare] if args.compare is not None else [])
+    results = []
+    for model in models:
+        embedder = Embedder(model, cache=args.cache or True, progress=args.progress, backend=args.backend)
+        results.append(validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
+                                         anchors=args.anchors, anchor_within=args.anchor_within, fit=args.fit,
+                                         distractors=args.distractors))
+    result = results[0]
     problem = nothing_measured(result)
+    if resamples is not None and not problem:
+        result["bootstrap"] = bootstrap_accuracies(results, resamples=resamples, seed=args.seed)
+    per_query = result.pop("per_query")
+    if args.compare is not None:
+        compared = results[1]
+        result["compare"] = {key: value for key, value in compared.items() if key != "per_query"}
+        by_query = {row["query_id"]: row for row in compared["per_query"]}
+        per_query = [{**row, "compare_accuracy": by_query[row["query_id"]]["accuracy"],
+                      "compare_consistent_accuracy": by_query[row["query_id"]]["consistent_accuracy"]}
+                     for row in per_query]
     if args.per_query and not problem:
         import pandas as pd
 
@@ -103,12 +118,24 @@ def _validate_polarity(args: argparse.Namespace) -> int:
         skipped = ", ".join(f"{n} ({reason})" for reason, n in result["skipped_queries"].items()) or "none"
         axis = "first principal axis" if args.anchors == "none" else f"anchors {args.anchors}, within {args.anchor_within} axes"
         model = result["model"] + ("" if result["backend"] == "torch" else f" [{result['backend']}]")
+        stats = result.get("bootstrap")
+        interval = {name: "" if stats is None else f" [{stats[name][0]['low']:.4f}, {stats[name][0]['high']:.4f}]"
+                    for name in ACCURACIES}
         fitted = "" if args.fit is None else f"; fitted on {result['fit']}" + (" less its distractors" if args.distractors else "")
         print(f"{result['dataset']} with {model} ({result['text']}; {axis}; positive = {result['positive']!r}{fitted})\n"
-              f"  accuracy (per perspective, as the PAIR reference code): {result['accuracy']:.4f}\n"
-              f"  consistent accuracy (one sign per query):               {result['consistent_accuracy']:.4f}\n"
+              f"  accuracy (per perspective, as the PAIR reference code): {result['accuracy']:.4f}{interval['accuracy']}\n"
+              f"  consistent accuracy (one sign per query):               {result['consistent_accuracy']:.4f}"
+              f"{interval['consistent_accuracy']}\n"
               f"  {result['queries']} queries, {result['documents']} documents; skipped queries: {skipped}; "
               f"{result['embedded_now']} texts embedded now, {result['seconds']} s")
+        if args.compare is not None and stats is not None:
+            print(f"compared with {result['compare']['model']} on the same queries:")
+            for name, label in (("accuracy", "accuracy"), ("consistent_accuracy", "consistent accuracy")):
+                other = stats[name][1]
+                print(f"  {label}: {other['value']:.4f} [{other['low']:.4f}, {other['high']:.4f}]; difference "
+                      f"{other['difference']:+.4f} [{other['difference_low']:+.4f}, {other['difference_high']:+.4f}]")
+        if stats is not None:
+            print(f"  95% percentile intervals from {resamples:,} bootstrap resamples of the queries (seed {args.seed})")
     if problem:
         print(f"pairmeasures validate-polarity: error: {problem}", file=sys.stderr)
         return 2
@@ -180,7 +207,7 @@ def _audit(args: argparse.Namespace) -> int:
                        resamples=args.resamples, seed=args.seed, min_cell=args.min_cell, data=args.data,
                        text=args.text, num_results=args.num_results, k=args.k, model=args.model,
                        positive=args.positive, force=args.force, names=args.names, tradeoff=not args.no_tradeoff,
-                       lambdas=args.lambdas, command=["pairmeasures", *sys.argv[1:]])
+                       lambdas=args.lambdas, queries=args.queries, command=["pairmeasures", *sys.argv[1:]])
     sys.stdout.write(leaderboard_text(result, args.format))
     if args.format == "markdown":
         print(f"\nArrows: bias measures ↓ lower is fairer, ↑ higher is fairer, ↕ signed (0 = balanced); 'n' columns count "
@@ -278,6 +305,14 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                           help="show a progress bar while embedding (default: on a terminal, when it takes "
                                "more than two seconds)")
+    validate.add_argument("--bootstrap", type=int, default=None, metavar="N",
+                          help="95%% percentile intervals of both accuracies from N bootstrap resamples of the queries "
+                               "(default with --compare: 10000)")
+    validate.add_argument("--compare", default=None, metavar="MODEL",
+                          help="also validate MODEL (a name or directory, e.g. a train-polarity output) on the same "
+                               "queries and report its accuracies minus --model's, with paired bootstrap intervals "
+                               "(the same resampled queries for both)")
+    validate.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
     validate.set_defaults(run=_validate_polarity)
 
     datasets = commands.add_parser(
@@ -323,6 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "title+text for Grep-BiasIR)")
     auditing.add_argument("--positive", default=None, metavar="LABEL", help="the label of polarity +1 when the labels are not pro/con-like")
     auditing.add_argument("--model", default=None, help="sentence-transformers folder for dense stages and polarity (default: offline all-MiniLM-L6-v2)")
+    auditing.add_argument("--queries", default=None, metavar="FILE",
+                          help="audit only these query ids (one a line, '#' comments), e.g. the held-out split of "
+                               "train-ibbr --held-out; systems still rank the whole corpus")
     auditing.add_argument("--num-results", type=int, default=100, metavar="N", help="first-stage depth (default 100)")
     auditing.add_argument("-k", type=int, default=10, help="default k of duogreedy(...) (default 10)")
     auditing.add_argument("--lambdas", nargs="+", type=float, default=list(DEFAULT_LAMBDAS), metavar="LAMBDA",
@@ -349,6 +387,11 @@ def build_parser() -> argparse.ArgumentParser:
     training = commands.add_parser("train-ibbr", help=ibbr_cli.HELP, description=ibbr_cli.DESCRIPTION)
     ibbr_cli.add_arguments(training)
     training.set_defaults(run=ibbr_cli.run)
+    from ..train import polarity_cli
+
+    polarity_training = commands.add_parser("train-polarity", help=polarity_cli.HELP, description=polarity_cli.DESCRIPTION)
+    polarity_cli.add_arguments(polarity_training)
+    polarity_training.set_defaults(run=polarity_cli.run)
 
     from ..generate import cli as generate_cli
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Optional
+from typing import Collection, Optional, Sequence
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from ..math.polarization import consistent_accuracy, per_query_accuracy, perspec
 from ..sideinfo.embed import Embedder
 from ..sideinfo.polarity import FitSet, PolarityError, PolarityModel, default_positive, negation_anchors, read_beir
 
-__all__ = ["validate_polarity", "nothing_measured"]
+__all__ = ["validate_polarity", "nothing_measured", "bootstrap_accuracies", "ACCURACIES"]
 
 
 ANCHORS = ("none", "negated-query")
@@ -21,9 +21,13 @@ ANCHORS = ("none", "negated-query")
 _SKIPPED = {1: "one perspective only", 2: "two perspectives, neither the positive label"}
 
 
+#: The two accuracies :func:`validate_polarity` reports, both averaged over documents.
+ACCURACIES = ("accuracy", "consistent_accuracy")
+
+
 def validate_polarity(folder, model: Optional[str] = None, text: str = "text", positive: Optional[str] = None,
                       embedder: Optional[Embedder] = None, anchors: str = "none", anchor_within: int = 0,
-                      fit=None, distractors: bool = False) -> dict:
+                      queries: Optional[Collection[str]] = None, fit=None, distractors: bool = False) -> dict:
     """Fit one axis per query on its labelled documents and score them against the gold labels.
 
     ``fit``: another BEIR-layout folder (e.g. a generated fit set) whose documents of the same query the
@@ -37,7 +41,8 @@ def validate_polarity(folder, model: Optional[str] = None, text: str = "text", p
     ``positive`` is the label of perspective 1 (default: the first of ``POSITIVE_LABELS`` present; an
     error listing the labels when there is none). A query is measured when its documents have exactly
     two perspectives, one of them ``positive``: it is compared with the query's other label. The
-    others are counted in ``skipped_queries`` by reason. Returns ``accuracy`` (the reference code's
+    others are counted in ``skipped_queries`` by reason. ``queries`` (ids) restricts validation to those
+    queries, e.g. the ones a model was not trained on. Returns ``accuracy`` (the reference code's
     per-perspective measure), ``consistent_accuracy`` (one sign per query), both ``None`` when no
     query could be measured, ``queries``, ``documents``, ``per_query`` (one record per measured query:
     both accuracies, its documents and its two labels) and details.
@@ -50,6 +55,13 @@ def validate_polarity(folder, model: Optional[str] = None, text: str = "text", p
         raise FileNotFoundError(f"{str(data.path)!r} has no labels.tsv (query-id, corpus-id, group): "
                                 "validation needs the gold perspective of each document")
     frame = data.fit_frame(text)
+    if queries is not None:
+        chosen = {str(q) for q in queries}
+        unknown = sorted(chosen - set(data.queries))
+        if unknown:
+            raise ValueError(f"{len(unknown)} of the queries to validate are not in {data.path / 'queries.jsonl'}, "
+                             f"e.g. {unknown[0]!r}")
+        frame = frame[frame["qid"].isin(chosen)].reset_index(drop=True)
     frame["label"] = frame["label"].astype(str)
     labels = sorted(frame["label"].unique())
     if positive is None:
@@ -121,3 +133,46 @@ def nothing_measured(result: dict) -> Optional[str]:
                        for reason, n in sorted(result["skipped_queries"].items(), key=lambda item: -item[1]))
     return (f"nothing to measure in {result['dataset']}: no query has documents of exactly two perspectives, one of "
             f"them the positive label {result['positive']!r} ({counts or 'no labelled documents'})")
+
+
+def bootstrap_accuracies(results: Sequence[dict], resamples: int = 10_000, seed: int = 0,
+                         confidence: float = 0.95) -> dict:
+    """Percentile bootstrap intervals over queries of :func:`validate_polarity` results on the same queries.
+
+    Both accuracies are averages over documents, so each resample takes the ratio of correctly placed documents
+    to documents over the drawn queries (:func:`pairmeasures.analysis.paired_ratio_bootstrap`); the same draws
+    serve every result (paired). For each of :data:`ACCURACIES`: ``value``, ``low``, ``high`` per result and,
+    from the second result on, ``difference`` to the first with ``difference_low``/``difference_high``.
+    """
+    from ..analysis.bootstrap import paired_ratio_bootstrap
+
+    if not results:
+        raise ValueError("bootstrap_accuracies needs at least one validate_polarity result")
+    order = [record["query_id"] for record in results[0]["per_query"]]
+    if not order:
+        raise ValueError(f"nothing was measured in {results[0]['dataset']}: no interval to compute")
+    for result in results[1:]:
+        if sorted(r["query_id"] for r in result["per_query"]) != sorted(order):
+            raise ValueError(f"the results measured different queries ({result['model']} and {results[0]['model']} "
+                             "on the same folder must measure the same ones): compare them on the same data")
+    documents = {r["query_id"]: r["documents"] for r in results[0]["per_query"]}
+    sizes = [documents[q] for q in order]
+    out: dict = {"resamples": resamples, "seed": seed, "confidence": confidence, "queries": len(order),
+                 "models": [result["model"] for result in results]}
+    for name in ACCURACIES:
+        correct = []
+        for result in results:
+            by_query = {r["query_id"]: r[name] * r["documents"] for r in result["per_query"]}
+            correct.append([by_query[q] for q in order])
+        stats = paired_ratio_bootstrap(correct, sizes, baseline=0, resamples=resamples, confidence=confidence,
+                                       seed=seed)
+        rows = []
+        for index in range(len(results)):
+            row = {"value": float(stats["mean"][index]), "low": float(stats["low"][index]),
+                   "high": float(stats["high"][index])}
+            if index:
+                row.update(difference=float(stats["diff"][index]), difference_low=float(stats["diff_low"][index]),
+                           difference_high=float(stats["diff_high"][index]))
+            rows.append(row)
+        out[name] = rows
+    return out

@@ -11,7 +11,7 @@ contributes to one of the two means, and the difference exists only between the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
@@ -25,13 +25,16 @@ __all__ = ["DeltaAPRF", "delta_a_prf"]
 class DeltaAPRF:
     """|ΔA-PRF| of a run: ``value`` = ``means[first] - means[second]`` (signed; + = the first group's clicked
     passages are ranked above the non-clicked ones more often), ``absolute`` = \\|value\\| as the paper
-    reports it, ``counts`` = :math:`|T_g|`, and ``left_out``: the queries in neither mean, with why."""
+    reports it, ``counts`` = :math:`|T_g|`, ``left_out``: the queries in neither mean, with why, and ``interval``: a
+    bootstrap interval of ``value`` (signed: whether it holds 0 says whether the disparity is told from noise)."""
 
     value: float
     groups: tuple[str, str]
     means: Mapping[str, float]
     counts: Mapping[str, int]
     left_out: Mapping[str, str]
+    #: Percentile bootstrap interval of ``value`` over queries (``resamples`` > 0), else None.
+    interval: Optional[tuple[float, float]] = None
 
     @property
     def absolute(self) -> float:
@@ -39,16 +42,22 @@ class DeltaAPRF:
         return abs(self.value)
 
 
-def delta_a_prf(run: Any, qrels: Any, *, groups: tuple[str, str] = ("male", "female"), **params: Any) -> DeltaAPRF:
+def delta_a_prf(run: Any, qrels: Any, *, groups: tuple[str, str] = ("male", "female"), resamples: int = 0,
+                seed: int = 0, confidence: float = 0.95, **params: Any) -> DeltaAPRF:
     """ΔA-PRF of ``run`` against ``qrels`` (clicked: qrel >= ``rel``, default 1) between ``groups``.
 
     ``params`` are PRF's (``cutoff``, ``rel``, ``labels``, ``group``, ``text``, ``terms``, ``variant``,
     ``missing``...): e.g. ``labels='group', group='beir:DIR'`` for gold labels, or the default IBBR labelling
     from the passage text (``text=`` or the run's ``text`` column). Raises a ValueError when a group has no
     query to average (naming why the queries were left out).
+
+    ``resamples`` > 0 adds ``interval``: the ``confidence`` percentile interval of ΔA-PRF over that many resamples
+    of the queries with replacement (seeded by ``seed``), each resample's T_m and T_f being its drawn queries'.
     """
     if len(groups) != 2 or groups[0] == groups[1]:
         raise ValueError(f"delta_a_prf: groups={groups!r}; expected two different groups")
+    if resamples < 0 or not 0 < confidence < 1:
+        raise ValueError(f"delta_a_prf: resamples must be >= 0 and confidence in (0, 1), got {resamples}, {confidence}")
     unknown = sorted({"of", "degenerate"} & set(params))
     if unknown:
         raise ValueError(f"delta_a_prf sets {', '.join(unknown)} itself; pass groups=(A, B) instead")
@@ -77,8 +86,33 @@ def delta_a_prf(run: Any, qrels: Any, *, groups: tuple[str, str] = ("male", "fem
         raise ValueError(f"delta_a_prf: no query has a clicked passage of group {groups[empty[0]]!r} with a "
                          f"non-clicked passage in the top k, so ΔA-PRF is undefined ({reasons}). Check the group "
                          "labels (labels=, group=, of the groups named by groups=) and rel=")
+    interval = None
+    if resamples:
+        values = np.stack([np.where(r.degenerate, 0.0, r.values) for r in results], axis=1)
+        measured = np.stack([~r.degenerate for r in results], axis=1)
+        differences = resampled_differences(values, measured, resamples, np.random.default_rng(seed))
+        tail = 100 * (1 - confidence) / 2
+        low, high = np.nanpercentile(differences, [tail, 100 - tail])
+        interval = (float(low), float(high))
     return DeltaAPRF(value=means[groups[0]] - means[groups[1]], groups=(groups[0], groups[1]), means=means,
-                     counts=counts, left_out=left_out)
+                     counts=counts, left_out=left_out, interval=interval)
+
+
+def resampled_differences(values: np.ndarray, measured: np.ndarray, resamples: int, rng: np.random.Generator,
+                          chunk: int = 1000) -> np.ndarray:
+    """ΔA-PRF of ``resamples`` bootstrap draws of the queries: ``values`` and ``measured`` are (queries, 2) (each
+    query's PRF of the two groups, and whether it is in T_g); a draw's difference is the mean over its drawn
+    queries in T_1 minus that over T_2 (a query drawn twice counts twice), NaN where a draw holds none of a group.
+    Draws are multinomial counts, ``chunk`` resamples at a time."""
+    n = values.shape[0]
+    weighted, mask = np.where(measured, values, 0.0), measured.astype(float)
+    out = np.empty(resamples)
+    for start in range(0, resamples, chunk):
+        counts = rng.multinomial(n, np.full(n, 1 / n), size=min(chunk, resamples - start)).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = (counts @ weighted) / (counts @ mask)
+        out[start:start + len(counts)] = means[:, 0] - means[:, 1]
+    return out
 
 
 def _count_causes(causes: np.ndarray) -> str:

@@ -26,8 +26,9 @@ __all__ = ["SpecError", "Stage", "SystemContext", "parse_spec", "canonical_spec"
 #: Every stage, as written in a spec, with what it does and an example (``pairmeasures audit --help`` lists them).
 STAGES = {
     "bm25": "BM25 retrieval through pyterrier-pisa (first stage only), e.g. bm25",
-    "dense": "first: dense retrieval over a pyterrier-dr FlexIndex; later: bi-encoder re-ranking (text inserted), "
-             "e.g. dense or bm25>>dense",
+    "dense": "first: dense retrieval over a pyterrier-dr FlexIndex; later: bi-encoder re-ranking (text inserted); "
+             "dense(PATH) uses the sentence-transformers folder PATH instead of the audit's --model, e.g. dense or "
+             "bm25>>dense(models/ibbr-ts)",
     "ce(PATH)": "re-rank with the sentence-transformers CrossEncoder in folder PATH (text inserted), "
                 "e.g. bm25>>ce(models/my-cross-encoder)",
     "duogreedy(LAMBDA[, k=K][, mode=exact])": "re-rank the top K for lower DUO (pm.DuoGreedy; polarity inserted), "
@@ -44,7 +45,7 @@ STAGES = {
 #: name -> (positional arguments taken, how many of them are required, options, an example).
 _SIGNATURES = {
     "bm25": (0, 0, (), "bm25"),
-    "dense": (0, 0, (), "dense"),
+    "dense": (1, 0, (), "dense or dense(path/to/sentence-transformers-model)"),
     "ce": (1, 1, (), "ce(path/to/cross-encoder)"),
     "duogreedy": (1, 1, ("k", "mode"), "duogreedy(0.5, k=10)"),
     "mmr": (1, 1, ("k",), "mmr(0.5, k=10)"),
@@ -301,6 +302,10 @@ def build_system(spec: str, context: SystemContext) -> "pt.Transformer":
         if stage.name == "ce" and not Path(str(stage.args[0])).expanduser().is_dir():
             raise SpecError(f"system {spec!r}: stage {stage.text!r}: cross-encoder folder {str(stage.args[0])!r} does "
                             "not exist; write ce(PATH) with the folder of a sentence-transformers CrossEncoder")
+        if stage.name == "dense" and stage.args and not Path(str(stage.args[0])).expanduser().is_dir():
+            raise SpecError(f"system {spec!r}: stage {stage.text!r}: model folder {str(stage.args[0])!r} does not "
+                            "exist; write dense(PATH) with the folder of a sentence-transformers model (e.g. one "
+                            "written by pairmeasures train-ibbr), or dense for --model")
     pipeline: Any = None
     has_text = has_polarity = False
     for position, stage in enumerate(stages):
@@ -317,10 +322,10 @@ def build_system(spec: str, context: SystemContext) -> "pt.Transformer":
         elif stage.name == "dense" and position == 0:
             from .dense import dense_retriever
 
-            step = dense_retriever(context.source, context.model, num_results=context.num_results,
+            step = dense_retriever(context.source, _dense_model(stage, context), num_results=context.num_results,
                                    text=context.text, data=context.data, index_dir=context.index_dir)
         elif stage.name == "dense":
-            needs, step = ["text"], _bi_encoder(context)
+            needs, step = ["text"], _bi_encoder(context, _dense_model(stage, context))
         elif stage.name == "ce":
             from .crossencoder import cross_encoder
 
@@ -343,7 +348,13 @@ def build_system(spec: str, context: SystemContext) -> "pt.Transformer":
     return pipeline
 
 
-def _bi_encoder(context: SystemContext):
+def _dense_model(stage: Stage, context: SystemContext) -> Optional[str]:
+    """The model folder of a ``dense`` stage: its own ``dense(PATH)``, else the context's ``model``."""
+    return str(Path(str(stage.args[0])).expanduser()) if stage.args else context.model
+
+
+def _bi_encoder(context: SystemContext, model: Optional[str] = None):
     from .dense import bi_encoder
 
-    return context.shared("bi_encoder", lambda: bi_encoder(context.model))
+    model = model if model is not None else context.model
+    return context.shared(f"bi_encoder:{model}", lambda: bi_encoder(model))

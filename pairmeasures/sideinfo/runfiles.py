@@ -5,6 +5,7 @@ columns such as ``polarity`` and ``group`` included). Either may be gzipped."""
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -15,7 +16,7 @@ from .beir import QRELS_HEADER, DataFileError, numbered_lines, read_qrels, read_
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["read_qrels_file", "read_run_file"]
+__all__ = ["read_qrels_file", "read_run_file", "read_query_ids"]
 
 _QUERY_KEYS = ("query_id", "qid", "query-id")
 _DOC_KEYS = ("doc_id", "docno", "corpus-id")
@@ -108,3 +109,12 @@ def _read_run_table(file: Path) -> pd.DataFrame:
         # a column of finite numbers is scores (polarity); anything else stays text (group labels, text)
         frame[name] = values if np.isfinite(values).all() else np.asarray(columns[name], dtype=object)
     return frame
+
+
+def read_query_ids(path: str | os.PathLike) -> set[str]:
+    """Query ids, one per line (blank lines and ``#`` comments ignored): e.g. the held-out split of a training run."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise FileNotFoundError(f"query id file {str(file)!r} does not exist: give a file of query ids, one a line")
+    lines = (line.split("#", 1)[0].strip() for line in file.read_text(encoding="utf-8").splitlines())
+    return {line for line in lines if line}

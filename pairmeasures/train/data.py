@@ -20,12 +20,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Collection, Optional, Sequence
+from typing import TYPE_CHECKING, Collection, Optional, Sequence
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["TrainingTriples", "beir_triples", "docpairs_triples", "load_triples", "passage_groups",
-           "read_query_ids", "LABEL_SOURCES"]
+           "LABEL_SOURCES"]
 
 #: Where the group of a clicked passage comes from.
 LABEL_SOURCES = ("terms", "group")
@@ -62,15 +65,6 @@ class TrainingTriples:
                            "neutral": int((groups == 0).sum())}}
 
 
-def read_query_ids(path: str | os.PathLike) -> set[str]:
-    """Query ids, one per line (blank lines and ``#`` comments ignored): the held-out queries to exclude."""
-    file = Path(path).expanduser()
-    if not file.is_file():
-        raise FileNotFoundError(f"held-out query file {str(file)!r} does not exist: give a file of query ids, one a line")
-    lines = (line.split("#", 1)[0].strip() for line in file.read_text(encoding="utf-8").splitlines())
-    return {line for line in lines if line}
-
-
 def passage_groups(texts: Sequence[str], *, variant: str = "ibbr", terms: str = "gender") -> np.ndarray:
     """IBBR's :math:`d(p)` of each text (1 male, -1 female, 0 neutral), by the ``PRF`` measure's labelling:
     the sign of the ``variant`` gender magnitude (``'ibbr'``: Eq. 1) over the ``terms`` list."""
@@ -104,17 +98,20 @@ def _check_labels(labels: str) -> None:
 
 
 def beir_triples(folder: str | os.PathLike, *, negatives: int = 4, candidates: int = 100, text: str = "text",
-                 labels: str = "terms", held_out: Collection[str] = (), variant: str = "ibbr") -> TrainingTriples:
+                 labels: str = "terms", held_out: Collection[str] = (), variant: str = "ibbr",
+                 negatives_run: Optional[str | os.PathLike] = None) -> TrainingTriples:
     """Data pairs from a BEIR-layout folder, the K negatives mined with PISA BM25 over its corpus.
 
     Each relevant (score >= 1) passage of a query in ``qrels/train.tsv`` (else ``qrels/test.tsv``) makes one data
     pair; its negatives are the top ``negatives`` of the query's BM25 ranking (depth ``candidates``) that are not
-    judged relevant to it, in rank order. A query whose judged passages are all non-relevant, or with fewer than
-    K such candidates, is an error naming it; ``held_out`` query ids are left out first.
+    judged relevant to it, in rank order. ``negatives_run`` (a TREC or TSV run file) mines them from that run's
+    ranking instead (any retriever's; its top ``candidates`` by score, ties by document id descending as in
+    trec_eval). A query whose judged
+    passages are all non-relevant, or with fewer than K such candidates, is an error naming it; ``held_out`` query
+    ids are left out first.
     """
     import pandas as pd
 
-    from ..pipelines.retrieval import bm25
     from ..sideinfo.beir import QRELS_HEADER, read_beir, read_qrels
 
     _check_labels(labels)
@@ -145,21 +142,20 @@ def beir_triples(folder: str | os.PathLike, *, negatives: int = 4, candidates: i
                          + (f", nor do {len(without) - 1} more" if len(without) > 1 else "")
                          + ": judge a relevant passage for it or hold it out")
     query_ids = list(dict.fromkeys(relevant["query_id"]))
-    topics = pd.DataFrame({"qid": query_ids, "query": [data.queries[q]["text"] for q in query_ids]})
-    run = bm25(root, num_results=candidates, text=text)(topics)
+    ranked = _candidate_ranking(root, query_ids, data, candidates, text, negatives_run)
     judged_relevant = set(zip(relevant["query_id"], relevant["doc_id"]))
-    run = run.sort_values(["qid", "rank"])
     mined: dict[str, list[str]] = {q: [] for q in query_ids}
-    for qid, docno in zip(run["qid"], run["docno"]):
+    for qid, docno in zip(ranked["qid"], ranked["docno"]):
         if (qid, docno) not in judged_relevant and len(mined[qid]) < negatives:
             mined[qid].append(docno)
     short = [(q, len(mined[q])) for q in query_ids if len(mined[q]) < negatives]
+    retriever = "BM25" if negatives_run is None else f"{negatives_run}'s"
     if short:
         query, found = short[0]
-        raise ValueError(f"query {query!r} has {found} BM25 candidates (of the top {candidates}) that are not "
+        raise ValueError(f"query {query!r} has {found} {retriever} candidates (of the top {candidates}) that are not "
                          f"relevant, fewer than --negatives {negatives}"
                          + (f" (and {len(short) - 1} more queries)" if len(short) > 1 else "")
-                         + ": lower --negatives or index more passages")
+                         + ": lower --negatives or retrieve more passages")
     gold = {}
     if labels == "group":
         if data.labels is None:
@@ -180,8 +176,38 @@ def beir_triples(folder: str | os.PathLike, *, negatives: int = 4, candidates: i
         negative_ids=[list(mined[q]) for q, _ in pairs],
         negatives=[[data.document_text(d, text) for d in mined[q]] for q, _ in pairs], groups=groups,
         source={"kind": "beir", "path": str(root.resolve()), "qrels": qrels_file, "text": text,
-                "negatives_from": f"PISA BM25 top {candidates}, not judged relevant", "labels": labels,
+                "negatives_from": (f"PISA BM25 top {candidates}, not judged relevant" if negatives_run is None else
+                                   f"run file {Path(negatives_run).expanduser().resolve()}, top {candidates}, not "
+                                   "judged relevant"), "labels": labels,
                 "variant": variant if labels == "terms" else None})
+
+
+def _candidate_ranking(root: Path, query_ids: Sequence[str], data, candidates: int, text: str,
+                       negatives_run: Optional[str | os.PathLike]) -> "pd.DataFrame":
+    """``qid, docno`` of each query's top ``candidates``, best first: PISA BM25 over the folder, or the run file."""
+    import pandas as pd
+
+    if negatives_run is None:
+        from ..pipelines.retrieval import bm25
+
+        topics = pd.DataFrame({"qid": list(query_ids), "query": [data.queries[q]["text"] for q in query_ids]})
+        return bm25(root, num_results=candidates, text=text)(topics).sort_values(["qid", "rank"])
+    from ..sideinfo.runfiles import read_run_file
+
+    run = read_run_file(str(Path(negatives_run).expanduser()))
+    unknown = sorted(set(run["doc_id"]) - set(data.corpus))
+    if unknown:
+        raise ValueError(f"--negatives-run {negatives_run}: {len(unknown)} document ids are not in "
+                         f"{root / 'corpus.jsonl'}, e.g. {unknown[0]!r}: the run must rank this folder's corpus")
+    run = run[run["query_id"].isin(set(query_ids))]
+    missing = [q for q in query_ids if q not in set(run["query_id"])]
+    if missing:
+        raise ValueError(f"--negatives-run {negatives_run} ranks nothing for query {missing[0]!r}"
+                         + (f" (nor for {len(missing) - 1} more training queries)" if len(missing) > 1 else "")
+                         + ": give a run of every training query, or hold the query out")
+    run = run.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+    run = run.groupby("query_id", sort=False).head(candidates)
+    return pd.DataFrame({"qid": run["query_id"].to_numpy(), "docno": run["doc_id"].to_numpy()})
 
 
 def docpairs_triples(dataset_id: str, *, negatives: int = 4, held_out: Collection[str] = (),
@@ -241,7 +267,7 @@ def docpairs_triples(dataset_id: str, *, negatives: int = 4, held_out: Collectio
 
 def load_triples(source: str | os.PathLike, *, negatives: int = 4, candidates: int = 100, text: str = "text",
                  labels: str = "terms", held_out: Collection[str] = (), limit: Optional[int] = None,
-                 variant: str = "ibbr") -> TrainingTriples:
+                 variant: str = "ibbr", negatives_run: Optional[str | os.PathLike] = None) -> TrainingTriples:
     """:func:`beir_triples` for a folder, else :func:`docpairs_triples` for an ir_datasets id."""
     path = Path(source).expanduser()
     if path.is_dir():
@@ -249,8 +275,11 @@ def load_triples(source: str | os.PathLike, *, negatives: int = 4, candidates: i
             raise ValueError(f"{str(path)!r} has no qrels folder: a BEIR-layout folder needs qrels/train.tsv or "
                              "qrels/test.tsv to know each query's positive")
         triples = beir_triples(path, negatives=negatives, candidates=candidates, text=text, labels=labels,
-                               held_out=held_out, variant=variant)
+                               held_out=held_out, variant=variant, negatives_run=negatives_run)
         return triples if limit is None else _first(triples, limit)
+    if negatives_run is not None:
+        raise ValueError("--negatives-run mines negatives for a BEIR-layout folder; ir_datasets docpairs bring "
+                         "their own negatives")
     if labels != "terms":
         raise ValueError("--labels group needs a BEIR-layout folder with labels.tsv; ir_datasets docpairs are "
                          "labelled by their gender terms")

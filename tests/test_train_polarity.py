@@ -1,0 +1,337 @@
+"""``pairmeasures train-polarity``: the claim triplet loss against brute force, the training set (split by query,
+exclusions with their clusters, dropped claims), batches of whole claims, and a real tiny training run through the
+command line whose model pm.Embedder and ``validate-polarity --compare`` load; refusals."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("accelerate", reason="transformers' Trainer needs accelerate (the train extra)")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+TOPICS = ("school uniforms", "nuclear power", "zoos", "homework", "space travel", "video games")
+GOOD = ("good", "helpful", "beneficial", "valuable")
+BAD = ("bad", "harmful", "dangerous", "wasteful")
+
+
+def claims_folder(root: Path, *, split: bool = True) -> Path:
+    """Six claims (four train, two test) with four supporting and four undermining texts each, in two clusters of
+    two per stance; claim c3 has a single undermining text (no triplet)."""
+    (root / "qrels").mkdir(parents=True)
+    queries, docs, labels = [], [], []
+    for i, topic in enumerate(TOPICS):
+        query = {"_id": f"c{i}", "text": f"We should keep {topic}"}
+        if split:
+            query["split"] = "test" if i >= 4 else "train"
+        queries.append(query)
+        for stance, words in (("support", GOOD), ("undermine", BAD)):
+            for k, word in enumerate(words[:1] if (i, stance) == (3, "undermine") else words):
+                doc = f"c{i}_{stance}_{k}"
+                cluster = f"c{i}_{stance}_{k // 2}"
+                docs.append({"_id": doc, "title": "", "text": f"{topic.capitalize()} are {word} for society, number {k}",
+                             "labels": [{"query_id": f"c{i}", "group": stance, "cluster_ids": [cluster]}]})
+                labels.append((f"c{i}", doc, stance))
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (root / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d, _ in labels))
+    (root / "labels.tsv").write_text("query-id\tcorpus-id\tgroup\n" + "".join(f"{q}\t{d}\t{g}\n" for q, d, g in labels))
+    return root
+
+
+def other_folder(root: Path, claim: str, texts: list) -> Path:
+    """A one-query folder (like ProCon beside PERSPECTRUM) whose query and corpus may repeat training items."""
+    (root / "qrels").mkdir(parents=True)
+    docs = [{"_id": f"d{k}", "title": text.upper(), "text": f"other words {k}"} for k, text in enumerate(texts)]
+    docs += [{"_id": "extra_pro", "title": "", "text": "Quite another matter, in favour"},
+             {"_id": "extra_con", "title": "", "text": "Quite another matter, against"}]
+    groups = ["pro" if k % 2 == 0 else "con" for k in range(len(texts))] + ["pro", "con"]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (root / "queries.jsonl").write_text(json.dumps({"_id": "q", "text": f"  {claim.upper()} "}) + "\n")
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q\t{d['_id']}\t1\n" for d in docs))
+    (root / "labels.tsv").write_text("query-id\tcorpus-id\tgroup\n" +
+                                     "".join(f"q\t{d['_id']}\t{g}\n" for d, g in zip(docs, groups)))
+    return root
+
+
+def pairmeasures(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "2", "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run([sys.executable, "-m", "pairmeasures", *args], capture_output=True, text=True, timeout=600,
+                          env=env)
+    if check:
+        assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+class Encoder(torch.nn.Module):
+    """A stand-in for a SentenceTransformer: features ``x`` through a linear layer."""
+
+    def __init__(self, dimension: int = 3):
+        super().__init__()
+        self.layer = torch.nn.Linear(dimension, dimension)
+
+    def forward(self, features):
+        return {"sentence_embedding": self.layer(features["x"])}
+
+
+def brute_force(embeddings: np.ndarray, labels: list, margin: float) -> float:
+    unit = embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True)
+    distance = 1 - unit @ unit.T
+    losses = [max(0.0, distance[a, p] - distance[a, n] + margin)
+              for a, p, n in itertools.permutations(range(len(labels)), 3)
+              if labels[a] == labels[p] and labels[n] // 2 == labels[a] // 2 and labels[n] != labels[a]]
+    active = [value for value in losses if value > 1e-16]
+    return float(np.mean(active)) if active else 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.lists(st.integers(0, 5), min_size=2, max_size=10),
+       st.sampled_from([0.1, 0.3, 1.0]))
+def test_loss_is_the_mean_of_positive_within_claim_triplets(seed, labels, margin):
+    from pairmeasures.train.polarity import ClaimTripletLoss
+
+    vectors = np.random.default_rng(seed).normal(size=(len(labels), 4))
+    loss = ClaimTripletLoss(Encoder(), margin=margin)
+    value = loss.batch_all_triplet_loss(torch.tensor(labels), torch.tensor(vectors))
+    assert value.item() == pytest.approx(brute_force(vectors, labels, margin), abs=1e-9)
+
+
+def test_loss_is_zero_for_claims_separated_beyond_the_margin_and_ignores_other_claims():
+    from sentence_transformers.sentence_transformer.losses import (
+        BatchAllTripletLoss,
+        BatchHardTripletLossDistanceFunction,
+    )
+
+    from pairmeasures.train.polarity import ClaimTripletLoss
+
+    loss = ClaimTripletLoss(Encoder(), margin=0.3)
+    e1, e2 = np.eye(3)[0], np.eye(3)[1]
+    separated = torch.tensor(np.stack([e1, e1 + 0.1 * e2, -e1, -e1 + 0.1 * e2, e2, e2, -e2, -e2]))
+    assert loss.batch_all_triplet_loss(torch.tensor([1, 1, 0, 0, 3, 3, 2, 2]), separated).item() == 0.0
+    # Claim 0 holds only supporting texts, claim 1 only undermining ones: no triplet inside a claim, whereas
+    # the library's BatchAllTripletLoss takes the other claim's texts as negatives.
+    mixed = torch.tensor(np.stack([e1, e2, e1 + e2, -e2]), requires_grad=True)
+    labels = torch.tensor([1, 1, 2, 2])
+    library = BatchAllTripletLoss(Encoder(), distance_metric=BatchHardTripletLossDistanceFunction.cosine_distance,
+                                  margin=0.3)
+    assert library.batch_all_triplet_loss(labels, mixed).item() > 0
+    value = loss.batch_all_triplet_loss(labels, mixed)
+    value.backward()
+    assert value.item() == 0.0 and torch.isfinite(mixed.grad).all() and not mixed.grad.any()
+
+
+def test_a_batch_without_triplets_gives_zero_with_finite_gradients_through_forward():
+    from pairmeasures.train.polarity import ClaimTripletLoss
+
+    encoder = Encoder()
+    loss = ClaimTripletLoss(encoder)
+    value = loss([{"x": torch.randn(4, 3)}], torch.tensor([0, 2, 4, 6]))
+    value.backward()
+    assert value.item() == 0.0
+    assert all(torch.isfinite(p.grad).all() for p in encoder.parameters())
+    with pytest.raises(ValueError, match="margin must be positive"):
+        ClaimTripletLoss(encoder, margin=0)
+    assert loss.get_config_dict()["margin"] == 0.3
+
+
+def test_batches_hold_whole_claims_and_at_least_the_asked_texts():
+    from pairmeasures.train.polarity import claim_batches
+
+    sizes = [5, 9, 3, 12, 7, 4, 8, 6]
+    labels = [2 * claim + n % 2 for claim, size in enumerate(sizes) for n in range(size)]
+    batches = claim_batches(labels, 16, seed=3)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(labels)))
+    for batch in batches:
+        assert len(batch) >= 16
+        claims = {labels[i] // 2 for i in batch}
+        assert sum(sizes[c] for c in claims) == len(batch)  # no claim split
+    assert batches == claim_batches(labels, 16, seed=3)
+    assert claim_batches(labels, 16, seed=3, epoch=1) != batches
+    assert len(claim_batches(labels, 1000, seed=0)) == 1
+
+
+def test_training_set_splits_by_query_and_drops_claims_without_triplets(tmp_path):
+    from pairmeasures.train.polarity import polarity_training_set
+
+    training = polarity_training_set(claims_folder(tmp_path / "claims"))
+    assert training.train_queries == ["c0", "c1", "c2"] and training.evaluation_queries == ["c4", "c5"]
+    assert {e["query_id"] for e in training.examples} == {"c0", "c1", "c2"}
+    assert training.dropped_claims == {"fewer than two texts of each stance": 1}
+    assert training.positive == "support" and sum(e["stance"] for e in training.examples) == 12
+    assert polarity_training_set(tmp_path / "claims", evaluation_split="test").evaluation_queries == ["c4", "c5"]
+    with pytest.raises(ValueError, match="no query has split = 'learn'"):
+        polarity_training_set(tmp_path / "claims", train_split="learn")
+
+    unsplit = polarity_training_set(claims_folder(tmp_path / "unsplit", split=False), held_out_fraction=0.5, seed=1)
+    assert len(unsplit.evaluation_queries) == 3 and not set(unsplit.evaluation_queries) & set(unsplit.train_queries)
+    assert unsplit.split["by"] == "seeded random split of queries"
+    assert unsplit.evaluation_queries == polarity_training_set(tmp_path / "unsplit", held_out_fraction=0.5,
+                                                               seed=1).evaluation_queries
+
+
+def test_exclusion_drops_claims_texts_and_their_clusters(tmp_path):
+    from pairmeasures.train.polarity import polarity_training_set
+
+    folder = claims_folder(tmp_path / "claims")
+    # c0's text as a query; c1_support_0 as a headline (casefolded, other whitespace): its cluster c1_support_0
+    # also holds c1_support_1, which goes too.
+    other = other_folder(tmp_path / "other", "we should  keep school uniforms", ["Nuclear power are good for society,  number 0"])
+    training = polarity_training_set(folder, exclude=[other])
+    counts = training.excluded[str(other)]
+    assert counts["claims whose text is a query there"] == 1
+    assert counts["texts that occur in its corpus"] == 1 and counts["clusters holding such a text"] == 1
+    assert counts["other (claim, text) pairs of those clusters"] == 1
+    assert counts["(claim, text) pairs removed in all"] == 8 + 2
+    kept = {(e["query_id"], e["text"]) for e in training.examples}
+    assert not any(q == "c0" for q, _ in kept)
+    assert ("c1", "Nuclear power are helpful for society, number 1") not in kept
+    assert ("c1", "Nuclear power are beneficial for society, number 2") in kept
+    assert training.overlap(other) == ([], [])
+    assert polarity_training_set(folder).overlap(other) != ([], [])
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> tuple:
+    root = tmp_path_factory.mktemp("polarity")
+    folder = claims_folder(root / "claims")
+    other = other_folder(root / "other", "Wind farms are good", ["Zoos are valuable for society, number 3"])
+    out = root / "model"
+    done = pairmeasures("train-polarity", str(folder), "--out", str(out), "--epochs", "1", "--batch-texts", "8",
+                        "--bootstrap", "200", "--exclude", str(other), "--evaluate", str(other),
+                        "--evaluate-text", "text", "title", "--no-progress")
+    return folder, other, out, done
+
+
+def test_train_polarity_writes_a_model_the_embedder_loads_with_training_record_and_card(trained):
+    import pairmeasures as pm
+
+    folder, other, out, done = trained
+    assert "| claims held-out queries (text) | 2 | 16 |" in done.stdout
+    assert "| other (title) | 1 |" in done.stdout and f"model: {out}" in done.stdout
+    record = json.loads((out / "training.json").read_text())
+    assert record["format"] == "pairmeasures-train-polarity" and record["training"]["steps"] == 2
+    assert record["data"]["training_claims"] == 3 and record["data"]["training_texts"] == 22 and record["data"]["split"]["field"] == "split"
+    assert record["data"]["excluded"][str(other)]["texts that occur in its corpus"] == 1
+    assert record["recipe"]["max_length"] == 64 and record["recipe"]["freeze_word_embeddings"] is True
+    held_out = record["evaluation"][0]
+    assert held_out["queries"] == 2 and len(held_out["accuracy"]) == 2
+    trained_row = held_out["accuracy"][1]
+    assert trained_row["difference_low"] <= trained_row["difference"] <= trained_row["difference_high"]
+    card = (out / "README.md").read_text()
+    assert "## Polarity accuracy before and after" in card and "| claims held-out queries (text) | 2 | 16 |" in card
+    assert not list(out.parent.glob(".model.*"))  # the partial folder was renamed into place
+    vectors = pm.Embedder(model=str(out), cache=False).embed(["Zoos are good", "Zoos are bad"])
+    assert vectors.shape == (2, 384) and np.isfinite(vectors).all()
+
+
+def test_refusals_name_what_to_fix(trained, tmp_path):
+    folder, other, out, _ = trained
+    done = pairmeasures("train-polarity", str(folder), "--out", str(out), check=False)
+    assert done.returncode == 2 and "exists: pass --force" in done.stderr and "Traceback" not in done.stderr
+    done = pairmeasures("train-polarity", str(folder), "--out", str(tmp_path / "m"), "--evaluate", str(other),
+                        check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "0 training claims are queries there and 1 training texts are in its corpus" in done.stderr
+    assert f"pass --exclude {other} too" in done.stderr and not (tmp_path / "m").exists()
+    done = pairmeasures("train-polarity", str(folder), "--out", str(tmp_path / "m"), "--evaluate", str(folder),
+                        check=False)
+    assert done.returncode == 2 and "3 training claims are queries there" in done.stderr
+
+
+def test_validate_compare_reports_paired_bootstrap_differences(trained, tmp_path):
+    folder, _, out, _ = trained
+    done = pairmeasures("validate-polarity", str(folder), "--compare", str(out), "--bootstrap", "300", "--seed", "4",
+                        "--json", "--per-query", str(tmp_path / "q.json"))
+    result = json.loads(done.stdout)
+    stats = result["bootstrap"]
+    assert stats["resamples"] == 300 and stats["seed"] == 4 and stats["queries"] == 6
+    base, compared = stats["accuracy"]
+    assert base["value"] == pytest.approx(result["accuracy"])
+    assert compared["value"] == pytest.approx(result["compare"]["accuracy"])
+    assert compared["difference"] == pytest.approx(compared["value"] - base["value"])
+    rows = json.loads((tmp_path / "q.json").read_text())
+    assert {"compare_accuracy", "compare_consistent_accuracy"} <= set(rows[0])
+    text = pairmeasures("validate-polarity", str(folder), "--bootstrap", "50").stdout
+    assert "50 bootstrap resamples" in text and "compared with" not in text
+
+
+def test_ratio_bootstrap_matches_brute_force_resampling():
+    from pairmeasures.analysis import paired_ratio_bootstrap
+
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(2, 20, 9).astype(float)
+    correct = np.stack([rng.uniform(0.4, 1.0, 9) * sizes, rng.uniform(0.5, 1.0, 9) * sizes])
+    stats = paired_ratio_bootstrap(correct, sizes, baseline=0, resamples=400, seed=11)
+    draws = np.random.default_rng(11).integers(0, 9, (400, 9))
+    ratios = np.array([[correct[s, d].sum() / sizes[d].sum() for s in range(2)] for d in draws])
+    assert stats["mean"] == pytest.approx(correct.sum(axis=1) / sizes.sum())
+    assert [stats["low"][1], stats["high"][1]] == pytest.approx(np.quantile(ratios[:, 1], [0.025, 0.975]))
+    assert [stats["diff_low"][1], stats["diff_high"][1]] == pytest.approx(
+        np.quantile(ratios[:, 1] - ratios[:, 0], [0.025, 0.975]))
+    assert np.isnan(stats["diff"][0])
+
+
+def test_bootstrap_accuracies_resample_documents_of_whole_queries():
+    from pairmeasures.apps.validate import bootstrap_accuracies
+    from pairmeasures.math.polarization import consistent_accuracy, per_query_accuracy, perspective_accuracy
+
+    rng = np.random.default_rng(0)
+    queries = [f"q{i}" for i in range(6)]
+    docs = {q: int(n) for q, n in zip(queries, rng.integers(4, 9, 6))}
+    positive = {q: rng.permutation(np.arange(n) % 2 == 0) for q, n in docs.items()}
+    scores = [{q: rng.normal(size=n) + 0.8 * positive[q] * (m + 1) for q, n in docs.items()} for m in range(2)]
+
+    def result(m):
+        each = per_query_accuracy(np.concatenate([scores[m][q] for q in queries]),
+                                  np.repeat(queries, [docs[q] for q in queries]),
+                                  np.concatenate([positive[q] for q in queries]))
+        return {"model": f"m{m}", "dataset": "toy", "per_query": [
+            {"query_id": q, "accuracy": float(a), "consistent_accuracy": float(c), "documents": int(n)}
+            for q, a, c, n in zip(each.query.tolist(), each.accuracy, each.consistent_accuracy, each.documents)]}
+
+    stats = bootstrap_accuracies([result(0), result(1)], resamples=200, seed=5)
+    order = [r["query_id"] for r in result(0)["per_query"]]
+    brute = {"accuracy": [], "consistent_accuracy": []}
+    for draw in np.random.default_rng(5).integers(0, 6, (200, 6)):
+        picked = [order[i] for i in draw]
+        names = np.repeat([f"{k}" for k in range(len(picked))], [docs[q] for q in picked])  # repeats stay apart
+        truth = np.concatenate([positive[q] for q in picked])
+        for name, function in (("accuracy", perspective_accuracy), ("consistent_accuracy", consistent_accuracy)):
+            values = [function(np.concatenate([scores[m][q] for q in picked]), names, truth) for m in range(2)]
+            brute[name].append(values)
+    for name in brute:
+        values = np.array(brute[name])
+        assert [stats[name][1]["low"], stats[name][1]["high"]] == pytest.approx(np.quantile(values[:, 1], [0.025, 0.975]))
+        assert [stats[name][1]["difference_low"], stats[name][1]["difference_high"]] == pytest.approx(
+            np.quantile(values[:, 1] - values[:, 0], [0.025, 0.975]))
+    with pytest.raises(ValueError, match="measured different queries"):
+        bootstrap_accuracies([result(0), {**result(1), "per_query": result(1)["per_query"][:3]}])
+
+
+def test_extra_examples_never_hold_evaluation_queries(tmp_path):
+    from datasets import Dataset
+
+    from pairmeasures.train.polarity import _with_extra, polarity_training_set, train_polarity
+
+    folder = claims_folder(tmp_path / "claims")
+    extra = {"query_id": ["c0", "long/1", "long/1"], "text": ["A.", "B.", "C."], "stance": [1, 1, 0]}
+    examples = _with_extra(polarity_training_set(folder), Dataset.from_dict(extra))
+    assert [(e["query_id"], e["stance"]) for e in examples[-3:]] == [("c0", 1), ("long/1", 1), ("long/1", 0)]
+    cases = {"lacks the column\\(s\\) stance": {"query_id": ["c0"], "text": ["A long text."]},
+             "1 query ids that are evaluation queries of .*, e.g. 'c4'": {"query_id": ["c0", "c4"], "text": ["A.", "B."],
+                                                                          "stance": [1, 0]},
+             "every stance must be 0 or 1": {"query_id": ["c0"], "text": ["A."], "stance": [2]}}
+    for message, columns in cases.items():
+        with pytest.raises(ValueError, match=message):  # before any model loads
+            train_polarity(folder, tmp_path / "m", extra_examples=Dataset.from_dict(columns), progress=False)
+    assert not (tmp_path / "m").exists()
