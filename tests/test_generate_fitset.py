@@ -286,16 +286,17 @@ def test_rate_limits_are_retried_with_backoff(tmp_path):
     thread.start()
     try:
         queries = tmp_path / "queries.tsv"
-        queries.write_text("golf\tGolf is a sport\n", encoding="utf-8")
+        queries.write_text("golf\tGolf is a sport\nchess\tChess is a sport\ndarts\tDarts is a sport\n", encoding="utf-8")
         result = _run("--queries", queries, "--out", tmp_path / "fitset", "--endpoint",
                       f"http://127.0.0.1:{server.server_port}/v1", "--model", "stub", "--per-side", 1, "--no-progress",
-                      cache=tmp_path / "cache.sqlite", timeout=120)
+                      "--concurrency", 3, cache=tmp_path / "cache.sqlite", timeout=120)
     finally:
         server.shutdown()
     assert result.returncode == 0, result.stderr
-    assert len(_FlakyEndpoint.requests) == 2 and _FlakyEndpoint.requests[1] - _FlakyEndpoint.requests[0] >= 0.3
+    # One request refused, retried after a backoff; the three queries' sides calls ran in three threads.
+    assert len(_FlakyEndpoint.requests) == 4 and max(_FlakyEndpoint.requests) - min(_FlakyEndpoint.requests) >= 0.3
     manifest = _manifest(tmp_path / "fitset")
-    assert manifest["this_run"]["requests"] == 1 and manifest["counts"]["documents"] == 2
+    assert manifest["this_run"]["requests"] == 3 and manifest["counts"]["documents"] == 6
 
 
 @pytest.mark.parametrize("arguments, message", [
