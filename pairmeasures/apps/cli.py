@@ -94,7 +94,8 @@ def _validate_polarity(args: argparse.Namespace) -> int:
     for model in models:
         embedder = Embedder(model, cache=args.cache or True, progress=args.progress, backend=args.backend)
         results.append(validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
-                                         anchors=args.anchors, anchor_within=args.anchor_within))
+                                         anchors=args.anchors, anchor_within=args.anchor_within, fit=args.fit,
+                                         distractors=args.distractors))
     result = results[0]
     problem = nothing_measured(result)
     if resamples is not None and not problem:
@@ -120,7 +121,8 @@ def _validate_polarity(args: argparse.Namespace) -> int:
         stats = result.get("bootstrap")
         interval = {name: "" if stats is None else f" [{stats[name][0]['low']:.4f}, {stats[name][0]['high']:.4f}]"
                     for name in ACCURACIES}
-        print(f"{result['dataset']} with {model} ({result['text']}; {axis}; positive = {result['positive']!r})\n"
+        fitted = "" if args.fit is None else f"; fitted on {result['fit']}" + (" less its distractors" if args.distractors else "")
+        print(f"{result['dataset']} with {model} ({result['text']}; {axis}; positive = {result['positive']!r}{fitted})\n"
               f"  accuracy (per perspective, as the PAIR reference code): {result['accuracy']:.4f}{interval['accuracy']}\n"
               f"  consistent accuracy (one sign per query):               {result['consistent_accuracy']:.4f}"
               f"{interval['consistent_accuracy']}\n"
@@ -288,6 +290,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="label of perspective 1 (default: the first of p1, pro, support, 1, positive, yes present; "
                                "required when the labels include none of them). A query is measured when its documents "
                                "have exactly two labels, this one and one other; the others are skipped and counted")
+    validate.add_argument("--fit", default=None, metavar="DIR",
+                          help="fit each query's axis on the documents of this BEIR-layout folder instead (e.g. a fit "
+                               "set from generate-fitset); queries it lacks are skipped")
+    validate.add_argument("--distractors", action="store_true",
+                          help="with --fit: remove the spurious direction of its distractors.jsonl first (PAIR A.5)")
     validate.add_argument("--cache", default=None, help="embedding cache file (default: ~/.cache/pairmeasures/embeddings.sqlite)")
     validate.add_argument("--json", action="store_true",
                           help="print one JSON object (accuracies are null when no query could be measured)")
@@ -385,6 +392,12 @@ def build_parser() -> argparse.ArgumentParser:
     polarity_training = commands.add_parser("train-polarity", help=polarity_cli.HELP, description=polarity_cli.DESCRIPTION)
     polarity_cli.add_arguments(polarity_training)
     polarity_training.set_defaults(run=polarity_cli.run)
+
+    from ..generate import cli as generate_cli
+
+    generating = commands.add_parser("generate-fitset", help=generate_cli.HELP, description=generate_cli.DESCRIPTION)
+    generate_cli.add_arguments(generating)
+    generating.set_defaults(run=generate_cli.run)
 
     from .seme import add_command as add_seme
 

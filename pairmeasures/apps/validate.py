@@ -27,8 +27,12 @@ ACCURACIES = ("accuracy", "consistent_accuracy")
 
 def validate_polarity(folder, model: Optional[str] = None, text: str = "text", positive: Optional[str] = None,
                       embedder: Optional[Embedder] = None, anchors: str = "none", anchor_within: int = 0,
-                      queries: Optional[Collection[str]] = None) -> dict:
+                      queries: Optional[Collection[str]] = None, fit=None, distractors: bool = False) -> dict:
     """Fit one axis per query on its labelled documents and score them against the gold labels.
+
+    ``fit``: another BEIR-layout folder (e.g. a generated fit set) whose documents of the same query the
+    axis is fitted on instead; queries it lacks are skipped and counted. ``distractors``: remove the
+    spurious direction of ``fit``'s ``distractors.jsonl`` first (A.5).
 
     ``anchors="negated-query"`` orients each axis from the query statement's negation to the
     statement itself (projected onto the documents' ``anchor_within`` leading principal axes
@@ -72,17 +76,37 @@ def validate_polarity(folder, model: Optional[str] = None, text: str = "text", p
     measured = perspectives.map(lambda names: len(names) == 2 and positive in names)
     skipped = Counter(_SKIPPED.get(len(names), "more than two perspectives") for names in perspectives[~measured])
     keep = perspectives.index[measured].tolist()
+    fit_frame = fit_path = None
+    if fit is not None:
+        fit_data = read_beir(fit)
+        fit_frame, fit_path = fit_data.fit_frame(text), str(fit_data.path)
+        unfitted = [q for q in keep if q not in set(fit_frame["qid"])]
+        if unfitted:
+            skipped["no documents in the fit set"] += len(unfitted)
+            keep = [q for q in keep if q not in set(unfitted)]
+    elif distractors:
+        raise ValueError("distractors come from a fit set: pass --fit DIR (fit= in Python) too")
     frame = frame[frame["qid"].isin(keep)]
     embedder = embedder or Embedder(model)
     result = {"dataset": str(data.path), "model": embedder.model_name, "backend": embedder.backend, "text": text, "anchors": anchors,
               "anchor_within": anchor_within, "positive": positive, "accuracy": None, "consistent_accuracy": None,
-              "queries": len(keep), "documents": int(len(frame)), "skipped_queries": dict(skipped)}
+              "queries": len(keep), "documents": int(len(frame)), "skipped_queries": dict(skipped),
+              "fit": fit_path, "distractors": distractors}
     per_query: list = []
     if keep:
         anchor_pairs = (negation_anchors({q: data.queries[q]["text"] for q in keep if q in data.queries})
                         if anchors == "negated-query" else None)
-        polarity = PolarityModel(fit=FitSet.from_frame(frame, positive=positive), embedder=embedder,
-                                 anchors=anchor_pairs, anchor_within=anchor_within)
+        if fit_frame is None:
+            fit_set = FitSet.from_frame(frame, positive=positive)
+        else:
+            fit_set = FitSet.from_frame(fit_frame[fit_frame["qid"].isin(keep)])
+        spurious = None
+        if distractors:
+            from ..generate import read_distractors
+
+            spurious = read_distractors(fit)
+        polarity = PolarityModel(fit=fit_set, embedder=embedder, anchors=anchor_pairs, anchor_within=anchor_within,
+                                 distractors=spurious)
         scores = polarity.score(frame["qid"].to_numpy(), frame["text"].tolist())
         is_positive = (frame["label"] == positive).to_numpy()
         query = frame["qid"].to_numpy()
