@@ -44,7 +44,7 @@ def main() -> None:
 
     import torch
 
-    from pairmeasures.apps.validate import validate_polarity
+    from pairmeasures.analysis.polarity import validate_polarity
     from pairmeasures.sideinfo.cache import EmbeddingCache
     from pairmeasures.sideinfo.embed import BACKENDS, Embedder
 

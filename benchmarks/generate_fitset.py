@@ -15,6 +15,7 @@ Usage: python benchmarks/generate_fitset.py [--data DIR] [--per-side 2] [--max-t
        python benchmarks/generate_fitset.py --fit-set DIR
 """
 
+# make benchmarks: skip (it starts a local LLM server and generates for about 30 minutes; run it by hand)
 from __future__ import annotations
 
 import argparse

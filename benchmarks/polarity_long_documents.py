@@ -51,7 +51,7 @@ def pooled_validation(folder: Path, model: str, pool, queries) -> dict:
     """:func:`validate_polarity`'s report with each document scored from its sentences: the query's axis is fitted
     on the sentences of all its documents (oriented by their documents' labels) and a document's sentence scores
     are pooled by ``pool``. Measures the queries ``validate_polarity`` measures."""
-    from pairmeasures.apps.validate import validate_polarity
+    from pairmeasures.analysis.polarity import validate_polarity
     from pairmeasures.math.axes import fit_axes, project
     from pairmeasures.math.polarization import consistent_accuracy, per_query_accuracy, perspective_accuracy
     from pairmeasures.sideinfo.beir import read_beir
@@ -85,7 +85,7 @@ def pooled_validation(folder: Path, model: str, pool, queries) -> dict:
 
 def evaluate(variant: str, folder: Path, model, queries) -> dict:
     """The validation report of ``model`` on ``folder``'s ``queries`` (sentence-pooled for the pooled variants)."""
-    from pairmeasures.apps.validate import validate_polarity
+    from pairmeasures.analysis.polarity import validate_polarity
 
     if variant in POOLED:
         return pooled_validation(folder, model, POOLED[variant], queries)
@@ -121,7 +121,7 @@ def trained_model(variant: str, data: Path, models: Path, seed: int):
 
 
 def main() -> None:
-    from pairmeasures.apps.validate import ACCURACIES, bootstrap_accuracies
+    from pairmeasures.analysis.polarity import ACCURACIES, bootstrap_accuracies
     from pairmeasures.train.polarity import TRAINING_FILE
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

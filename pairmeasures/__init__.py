@@ -78,6 +78,8 @@ _LAZY = {
     "cross_encoder": "pairmeasures.pipelines.crossencoder",
     "CrossEncoderReranker": "pairmeasures.pipelines.crossencoder",
     "counterfactual_rbo": "pairmeasures.pipelines.counterfactual",
+    "generate_fitset": "pairmeasures.generate",
+    "validate_polarity": "pairmeasures.analysis.polarity",
 }
 
 
@@ -121,6 +123,8 @@ __all__ = [
     "EmbeddingCache",
     "FaiRR",
     "FitSet",
+    "generate_fitset",
+    "validate_polarity",
     "Lexicon",
     "MeasureOutputError",
     "Measured",

@@ -15,7 +15,7 @@ import pyterrier as pt
 import pytest
 
 import pairmeasures as pm
-from pairmeasures.apps.validate import validate_polarity
+from pairmeasures.analysis.polarity import validate_polarity
 from pairmeasures.math import consistent_accuracy, fit_axes, perspective_accuracy, project
 from pairmeasures.sideinfo.cache import EmbeddingCache
 from pairmeasures.sideinfo.embed import Embedder, EmbeddingModelError
@@ -179,7 +179,7 @@ def test_validation_matches_a_direct_computation(procon_subset, embedder):
 
 
 def test_validation_of_chosen_queries_and_bootstrap_of_one_model(procon_subset, embedder):
-    from pairmeasures.apps.validate import bootstrap_accuracies
+    from pairmeasures.analysis.polarity import bootstrap_accuracies
 
     full = validate_polarity(procon_subset, embedder=embedder)
     chosen = [row["query_id"] for row in full["per_query"][:2]]

@@ -307,7 +307,7 @@ def test_ratio_bootstrap_matches_brute_force_resampling():
 
 
 def test_bootstrap_accuracies_resample_documents_of_whole_queries():
-    from pairmeasures.apps.validate import bootstrap_accuracies
+    from pairmeasures.analysis.polarity import bootstrap_accuracies
     from pairmeasures.math.polarization import consistent_accuracy, per_query_accuracy, perspective_accuracy
 
     rng = np.random.default_rng(0)

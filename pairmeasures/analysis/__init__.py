@@ -1,4 +1,5 @@
-"""Statistics of an audit (layer 7): paired bootstrap intervals, summaries and per-group breakdowns.
+"""Statistics of an audit (layer 7): paired bootstrap intervals, summaries and per-group breakdowns; how well
+polarity axes separate gold perspectives (:mod:`pairmeasures.analysis.polarity`, ``validate-polarity``).
 
 Works on tidy per-query frames (columns ``system, qid, measure, value``; a query a measure could not
 measure has no row). NumPy at import; pandas only when a frame function is called. See docs/statistics.md.

@@ -8,12 +8,12 @@ import sys
 import warnings
 from typing import Optional, Sequence
 
+from ..analysis.polarity import ANCHORS
 from ..measures import DIRECTIONS
 from ..sideinfo.embed import BACKENDS
 from ..sideinfo.polarity import TEXT_FIELDS
 from .evaluate import FILES_HELP
 from .tables import FORMATS, render
-from .validate import ANCHORS
 
 DEMO_MEASURES = ("nDCG@5", "Duo@5", "Duo(signed=True)@5", "rND@5", "rKL@5")
 
@@ -80,9 +80,9 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _validate_polarity(args: argparse.Namespace) -> int:
+    from ..analysis.polarity import ACCURACIES, bootstrap_accuracies, nothing_measured, validate_polarity
     from ..sideinfo.embed import Embedder
     from .tables import check_writable, write_table
-    from .validate import ACCURACIES, bootstrap_accuracies, nothing_measured, validate_polarity
 
     resamples = args.bootstrap if args.bootstrap is not None or args.compare is None else 10_000
     if resamples is not None and resamples < 1:

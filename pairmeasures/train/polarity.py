@@ -367,7 +367,7 @@ def _versions() -> dict:
 
 def _evaluate(base: str, trained: Path, sets: list, resamples: int, seed: int, progress: bool) -> list:
     """Validate the base and the trained model on each (name, folder, text, queries) and bootstrap the difference."""
-    from ..apps.validate import bootstrap_accuracies, nothing_measured, validate_polarity
+    from ..analysis.polarity import bootstrap_accuracies, nothing_measured, validate_polarity
     from ..sideinfo.embed import Embedder
 
     models = (Embedder(base, progress=progress), Embedder(str(trained), progress=progress))

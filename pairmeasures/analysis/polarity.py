@@ -144,7 +144,7 @@ def bootstrap_accuracies(results: Sequence[dict], resamples: int = 10_000, seed:
     serve every result (paired). For each of :data:`ACCURACIES`: ``value``, ``low``, ``high`` per result and,
     from the second result on, ``difference`` to the first with ``difference_low``/``difference_high``.
     """
-    from ..analysis.bootstrap import paired_ratio_bootstrap
+    from .bootstrap import paired_ratio_bootstrap
 
     if not results:
         raise ValueError("bootstrap_accuracies needs at least one validate_polarity result")
