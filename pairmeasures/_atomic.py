@@ -1,10 +1,13 @@
-"""Atomic file writes: the whole new file or the old one, never part of one."""
+"""Atomic writes: the whole new file or folder or the old one, never part of one."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 
 def write_atomically(path: str | os.PathLike, data: str | bytes) -> None:
@@ -21,3 +24,22 @@ def write_atomically(path: str | os.PathLike, data: str | bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def folder_written_atomically(out: str | os.PathLike) -> Iterator[Path]:
+    """A new empty folder beside ``out`` to fill; when the block ends without error it replaces ``out`` (an
+    earlier folder there is removed: the caller checks first that it may be), otherwise it is removed. The
+    folder is readable by others (0o755), as ``mkdir`` would leave it under the usual umask."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
+    try:
+        yield partial
+        os.chmod(partial, 0o755)
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(partial, out)
+    finally:
+        if partial.exists():
+            shutil.rmtree(partial)

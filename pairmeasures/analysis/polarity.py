@@ -10,7 +10,7 @@ import numpy as np
 
 from ..math.polarization import consistent_accuracy, per_query_accuracy, perspective_accuracy
 from ..sideinfo.embed import Embedder
-from ..sideinfo.polarity import FitSet, PolarityError, PolarityModel, default_positive, negation_anchors, read_beir
+from ..sideinfo.polarity import FitSet, PolarityModel, checked_positive, negation_anchors, read_beir
 
 __all__ = ["validate_polarity", "nothing_measured", "bootstrap_accuracies", "ACCURACIES"]
 
@@ -63,15 +63,7 @@ def validate_polarity(folder, model: Optional[str] = None, text: str = "text", p
                              f"e.g. {unknown[0]!r}")
         frame = frame[frame["qid"].isin(chosen)].reset_index(drop=True)
     frame["label"] = frame["label"].astype(str)
-    labels = sorted(frame["label"].unique())
-    if positive is None:
-        try:
-            positive = default_positive(labels)
-        except PolarityError as exc:
-            raise PolarityError(f"{data.path / 'labels.tsv'}: {exc} with --positive LABEL (positive= in Python)") from None
-    elif positive not in labels:
-        raise PolarityError(f"the positive label {positive!r} is not in {data.path / 'labels.tsv'}, whose labels are "
-                            f"{', '.join(map(repr, labels))}")
+    positive = checked_positive(frame["label"].unique(), positive, data.path / "labels.tsv")
     perspectives = frame.groupby("qid", sort=False)["label"].agg(lambda column: sorted(set(column)))
     measured = perspectives.map(lambda names: len(names) == 2 and positive in names)
     skipped = Counter(_SKIPPED.get(len(names), "more than two perspectives") for names in perspectives[~measured])

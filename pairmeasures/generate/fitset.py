@@ -21,14 +21,13 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Callable, Optional, Union
 from urllib.parse import urlsplit, urlunsplit
 
-from .._atomic import write_atomically
+from .._atomic import folder_written_atomically, write_atomically
 from .client import ChatClient, Completion
 from .prompts import Prompts, clean_article, load_prompts, parse_question, parse_sides
 from .queries import read_queries
@@ -292,9 +291,7 @@ def _write_folder(out: Path, records: list, manifest: dict, distractors: bool) -
                     extra.append({"_id": f"{doc_id}-distractor", "query_id": query_id, "imitates": group,
                                   "document": doc_id, "question": record["distractor_question"],
                                   "text": record["distractors"][group][number]})
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
-    try:
+    with folder_written_atomically(out) as partial:
         (partial / "qrels").mkdir()
         files = {"corpus.jsonl": _jsonl(corpus),
                  "queries.jsonl": _jsonl({"_id": r["query_id"], "text": r["question"]} for r in ok),
@@ -306,13 +303,6 @@ def _write_folder(out: Path, records: list, manifest: dict, distractors: bool) -
             files["distractors.jsonl"] = _jsonl(extra)
         for name, text in files.items():
             (partial / name).write_text(text, encoding="utf-8")
-        os.chmod(partial, 0o755)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(partial, out)
-    finally:
-        if partial.exists():
-            shutil.rmtree(partial)
 
 
 def read_distractors(folder: Union[str, os.PathLike]) -> dict:

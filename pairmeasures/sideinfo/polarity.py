@@ -47,6 +47,24 @@ def default_positive(labels: Sequence) -> Optional[str]:
     return chosen
 
 
+def checked_positive(labels: Sequence, positive: Optional[str], labels_file) -> str:
+    """``positive`` when it is one of ``labels`` (read from ``labels_file``), else :func:`default_positive`'s
+    choice; a :class:`PolarityError` naming the file, the labels and ``--positive`` when neither works."""
+    present = sorted({str(label) for label in labels})
+    if positive is None:
+        try:
+            chosen = default_positive(present)
+        except PolarityError as exc:
+            raise PolarityError(f"{labels_file}: {exc} with --positive LABEL (positive= in Python)") from None
+        if chosen is None:
+            raise PolarityError(f"{labels_file} has no labels")
+        return chosen
+    if positive not in present:
+        raise PolarityError(f"the positive label {positive!r} is not in {labels_file}, whose labels are "
+                            f"{', '.join(map(repr, present))}")
+    return positive
+
+
 @dataclass(frozen=True)
 class FitSet:
     """The fit documents of each query: ``texts[qid]`` and optionally gold ``labels[qid]``."""

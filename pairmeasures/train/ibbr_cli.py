@@ -15,11 +15,12 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
 from typing import Optional, Union
+
+from .._atomic import folder_written_atomically
 
 __all__ = ["train_ibbr", "add_arguments", "run", "HELP", "DESCRIPTION", "FAIRNESS", "TRAINING_FILE"]
 
@@ -219,17 +220,9 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         "versions": _versions(),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
-    try:
+    with folder_written_atomically(out) as partial:
         model.save(str(partial))
         (partial / TRAINING_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(partial, out)
-    finally:
-        if partial.exists():
-            shutil.rmtree(partial)
     return record
 
 

@@ -20,7 +20,6 @@ import os
 import random
 import shutil
 import sys
-import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,6 +35,8 @@ from sentence_transformers.sentence_transformer.losses import (
     BatchHardTripletLossDistanceFunction,
 )
 from torch import Tensor
+
+from .._atomic import folder_written_atomically
 
 if TYPE_CHECKING:
     import datasets
@@ -195,7 +196,7 @@ def polarity_training_set(folder: Union[str, os.PathLike], *, split_field: str =
     are dropped. Every removal is counted by reason.
     """
     from ..sideinfo.beir import check_text_field, read_beir
-    from ..sideinfo.polarity import PolarityError, default_positive
+    from ..sideinfo.polarity import checked_positive
 
     check_text_field(text)
     if not 0 < held_out_fraction < 1:
@@ -204,16 +205,7 @@ def polarity_training_set(folder: Union[str, os.PathLike], *, split_field: str =
     if data.labels is None:
         raise FileNotFoundError(f"{data.path} has no labels.tsv (query-id, corpus-id, group): training needs the gold "
                                 "perspective of each document")
-    labels = sorted(set(data.labels["group"].astype(str)))
-    if positive is None:
-        try:
-            positive = default_positive(labels)
-        except PolarityError as exc:
-            raise PolarityError(f"{data.path / 'labels.tsv'}: {exc} with --positive LABEL") from None
-    elif positive not in labels:
-        raise PolarityError(f"the positive label {positive!r} is not in {data.path / 'labels.tsv'}, whose labels are "
-                            f"{', '.join(map(repr, labels))}")
-    assert positive is not None
+    positive = checked_positive(data.labels["group"].astype(str), positive, data.path / "labels.tsv")
 
     with_field = [q for q, record in data.queries.items() if split_field in record]
     if with_field and len(with_field) < len(data.queries):
@@ -515,14 +507,11 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
         transformer: Any = model[0]
         transformer.auto_model.get_input_embeddings().requires_grad_(False)
     loss = ClaimTripletLoss(model, margin=margin)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
-    try:
+    with folder_written_atomically(out) as partial:
         arguments = SentenceTransformerTrainingArguments(
             output_dir=str(partial / "trainer"), per_device_train_batch_size=batch_texts, num_train_epochs=epochs,
             learning_rate=learning_rate, **warmup_argument(warmup_ratio), lr_scheduler_type="linear",
-            optim="adamw_torch",
-            seed=seed, data_seed=seed, batch_sampler=ClaimBatchSampler, save_strategy="no", logging_steps=1,
+            optim="adamw_torch", seed=seed, data_seed=seed, batch_sampler=ClaimBatchSampler, save_strategy="no", logging_steps=1,
             report_to=[], use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
         trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss)
         result = trainer.train()
@@ -558,10 +547,4 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
         }
         (partial / TRAINING_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
         (partial / "README.md").write_text(_model_card(record), encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(partial, out)
-    finally:
-        if partial.exists():
-            shutil.rmtree(partial)
     return record

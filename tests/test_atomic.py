@@ -1,0 +1,35 @@
+"""Atomic writes (pairmeasures._atomic): a reader never sees part of a file or folder, and a failed write
+leaves the old one and no temporary."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+
+from pairmeasures._atomic import folder_written_atomically, write_atomically
+
+
+def test_a_file_is_replaced_whole_and_readable(tmp_path):
+    path = tmp_path / "table.csv"
+    write_atomically(path, "old\n")
+    write_atomically(path, b"new\n")
+    assert path.read_text() == "new\n" and stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["table.csv"]
+
+
+def test_a_folder_replaces_the_old_one_only_when_its_block_succeeds(tmp_path):
+    out = tmp_path / "models" / "model"
+    with folder_written_atomically(out) as partial:
+        (partial / "weights").write_text("first")
+        assert not out.exists()  # nothing at the destination until the block ends
+    assert (out / "weights").read_text() == "first" and stat.S_IMODE(out.stat().st_mode) == 0o755
+    with pytest.raises(RuntimeError, match="interrupted"):
+        with folder_written_atomically(out) as partial:
+            (partial / "weights").write_text("second")
+            raise RuntimeError("interrupted")
+    assert (out / "weights").read_text() == "first"  # the old folder stays, the partial one is gone
+    with folder_written_atomically(out) as partial:
+        (partial / "other").write_text("third")
+    assert sorted(p.name for p in out.iterdir()) == ["other"]
+    assert [p.name for p in out.parent.iterdir()] == ["model"]
