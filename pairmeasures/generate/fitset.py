@@ -102,14 +102,15 @@ def _generate_query(client: ChatClient, prompts: Prompts, query_id: str, questio
         statements, first = calls.parsed("sides", lambda _: prompts.messages("sides", question=question),
                                          lambda replies: parse_sides(replies[0], pattern))
         documents: dict = {group: [] for group in GROUPS}
-        for group, statement, article in zip(GROUPS, statements, first):
-            if article:
-                documents[group].append(article)
-            def article(_: int, statement: str = statement) -> list:
+        for group, statement, first_article in zip(GROUPS, statements, first):
+            if first_article:
+                documents[group].append(first_article)
+
+            def article_messages(_: int, statement: str = statement) -> list:
                 return prompts.messages("article", question=question, perspective=statement)
 
             while len(documents[group]) < per_side:
-                documents[group].append(calls.parsed(f"article/{group}/{len(documents[group])}", article,
+                documents[group].append(calls.parsed(f"article/{group}/{len(documents[group])}", article_messages,
                                                      lambda replies: clean_article(replies[0], pattern)))
             del documents[group][per_side:]
         record.update(status="ok", perspectives=dict(zip(GROUPS, statements)), documents=documents)
