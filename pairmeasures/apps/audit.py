@@ -185,7 +185,10 @@ def only_queries(profile: Profile, file: str | os.PathLike) -> Profile:
                          f"{unknown[0]!r}")
     if not keep:
         raise ValueError(f"--queries {file} lists no query id: write one a line")
-    subset = lambda frame: None if frame is None else frame[frame["query_id"].isin(keep)].reset_index(drop=True)  # noqa: E731
+
+    def subset(frame):
+        return None if frame is None else frame[frame["query_id"].isin(keep)].reset_index(drop=True)
+
     return replace(profile, queries={q: t for q, t in profile.queries.items() if q in keep}, qrels=subset(profile.qrels),
                    labels=subset(profile.labels),
                    fields={name: {q: v for q, v in values.items() if q in keep} for name, values in profile.fields.items()},
