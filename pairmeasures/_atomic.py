@@ -43,3 +43,14 @@ def folder_written_atomically(out: str | os.PathLike) -> Iterator[Path]:
     finally:
         if partial.exists():
             shutil.rmtree(partial)
+
+
+def check_replaceable(out: Path, *, force: bool, marker: str, written_by: str) -> None:
+    """Refuse to let a command's output replace ``out`` unless ``force`` is given and ``out`` is an earlier output
+    of that command (it holds the ``marker`` file ``written_by`` writes): a user's own folder is never removed."""
+    if out.exists():
+        if not force:
+            raise ValueError(f"{out} exists: pass --force to replace it")
+        if not (out / marker).is_file():
+            raise ValueError(f"{out} exists and is not a model written by {written_by} (no {marker}): choose another "
+                             f"--out; --force replaces only an earlier {written_by} model")

@@ -33,3 +33,17 @@ def test_a_folder_replaces_the_old_one_only_when_its_block_succeeds(tmp_path):
         (partial / "other").write_text("third")
     assert sorted(p.name for p in out.iterdir()) == ["other"]
     assert [p.name for p in out.parent.iterdir()] == ["model"]
+
+
+def test_only_an_earlier_output_is_replaced_and_only_with_force(tmp_path):
+    from pairmeasures._atomic import check_replaceable
+
+    out = tmp_path / "model"
+    check_replaceable(out, force=False, marker="training.json", written_by="train-x")  # nothing there yet
+    out.mkdir()
+    with pytest.raises(ValueError, match="exists: pass --force to replace it"):
+        check_replaceable(out, force=False, marker="training.json", written_by="train-x")
+    with pytest.raises(ValueError, match=r"not a model written by train-x \(no training.json\)"):
+        check_replaceable(out, force=True, marker="training.json", written_by="train-x")
+    (out / "training.json").write_text("{}")
+    check_replaceable(out, force=True, marker="training.json", written_by="train-x")

@@ -20,7 +20,7 @@ import warnings
 from pathlib import Path
 from typing import Optional, Union
 
-from .._atomic import folder_written_atomically
+from .._atomic import check_replaceable, folder_written_atomically
 
 __all__ = ["train_ibbr", "add_arguments", "run", "HELP", "DESCRIPTION", "FAIRNESS", "TRAINING_FILE"]
 
@@ -46,12 +46,7 @@ def _checkpoint_folder(out: Path) -> Path:
 def _check_out(out: Path, *, force: bool, resume: bool) -> Path:
     """The checkpoint folder of ``out``, after refusing to overwrite what --force does not allow."""
     checkpoints = _checkpoint_folder(out)
-    if out.exists():
-        if not force:
-            raise ValueError(f"{out} exists: pass --force to replace it")
-        if not (out / TRAINING_FILE).is_file():
-            raise ValueError(f"{out} exists and is not a model written by train-ibbr (no {TRAINING_FILE}): "
-                             "choose another --out; --force replaces only an earlier train-ibbr model")
+    check_replaceable(out, force=force, marker=TRAINING_FILE, written_by="train-ibbr")
     if resume:
         from transformers.trainer_utils import get_last_checkpoint
 

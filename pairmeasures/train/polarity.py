@@ -36,7 +36,7 @@ from sentence_transformers.sentence_transformer.losses import (
 )
 from torch import Tensor
 
-from .._atomic import folder_written_atomically
+from .._atomic import check_replaceable, folder_written_atomically
 
 if TYPE_CHECKING:
     import datasets
@@ -292,15 +292,6 @@ def _clusters(record: dict, query_id: str) -> list:
             for c in label.get("cluster_ids") or ()]
 
 
-def _check_out(out: Path, force: bool) -> None:
-    if out.exists():
-        if not force:
-            raise ValueError(f"{out} exists: pass --force to replace it")
-        if not (out / TRAINING_FILE).is_file():
-            raise ValueError(f"{out} exists and is not a model written by train-polarity (no {TRAINING_FILE}): choose "
-                             "another --out; --force replaces only an earlier train-polarity model")
-
-
 def _check_overlap(training: PolarityTrainingSet, folders: Sequence[Path]) -> None:
     """Refuse an evaluation folder that shares claims or texts with the training data."""
     for folder in folders:
@@ -475,7 +466,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     for field_name in evaluate_text:
         check_text_field(field_name)
     out = Path(out).expanduser().absolute()
-    _check_out(out, force)
+    check_replaceable(out, force=force, marker=TRAINING_FILE, written_by="train-polarity")
     training = polarity_training_set(folder, split_field=split_field, train_split=train_split,
                                      evaluation_split=evaluation_split, held_out_fraction=held_out_fraction,
                                      exclude=exclude, text=text, positive=positive, seed=seed)
