@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
 import platform
 import sys
 import time
@@ -12,20 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..sideinfo.memo import sha256_file
+
 __all__ = ["Manifest", "sha256_file", "versions", "DEPENDENCIES"]
 
 #: Distributions whose versions a manifest records.
 DEPENDENCIES = ("ir_measures", "python-terrier", "pyterrier-pisa", "pyterrier-dr", "sentence-transformers", "torch",
                 "numpy", "pandas", "scipy", "statsmodels", "matplotlib")
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """The SHA-256 of a file's bytes, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def versions() -> dict:

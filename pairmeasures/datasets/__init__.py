@@ -15,6 +15,10 @@ dataset offers ``docs_iter()``, ``queries_iter()``, ``qrels_iter()`` and, for th
 ``labels_iter()`` (:class:`GroupLabel`; measures read them as ``group="irds:ID"``), ``labels_path()`` (a TSV) and
 ``query_info_iter()`` (topic, domains, split, category...). See ``docs/datasets.md``.
 
+:func:`open_corpus` is the one place that resolves a dataset id or a BEIR-layout folder into documents
+(served by id), queries, qrels, gold labels, a default text field and a term list (``corpus``);
+:func:`load_profile` is what an audit reads of it (``profile``).
+
 One module per dataset family holds its records, conversion, builder, resources and specs
 (``wiki_balance``, ``msmarco_gender``, ``perspectrum``, ``procon``, ``grep_biasir``); ``_catalogue``
 collects them, and the private modules ``_records`` (shared records), ``_resources`` (locations,
@@ -30,14 +34,16 @@ import sys
 import warnings
 from typing import Optional
 
-__all__ = ["DATASET_IDS", "DATA_ENV", "DatasetError", "DatasetUnavailableError", "GrepBiasIRDoc",
+__all__ = ["Corpus", "CorpusSourceError", "DATASET_IDS", "DATA_ENV", "DatasetError", "DatasetUnavailableError", "GrepBiasIRDoc",
            "GrepBiasIRQueryInfo", "GroupLabel", "PerspectrumDoc", "PerspectrumQueryInfo", "ProconDoc",
            "ProconQueryInfo", "Qrel", "Query", "WikiBalanceDoc", "WikiBalanceNaturalDoc", "WikiBalanceQueryInfo",
-           "load", "register", "register_when_ir_datasets_loads", "status"]
+           "Profile", "load", "load_profile", "open_corpus", "register", "register_when_ir_datasets_loads", "status"]
 
 #: Where each public name lives: the records of a dataset family are in its module (``.procon``, ...).
 _LAZY = {"DATA_ENV": "._resources", "DatasetError": "._resources", "DatasetUnavailableError": "._resources",
-         "DATASET_IDS": "._catalogue", **dict.fromkeys(("GroupLabel", "Qrel", "Query"), "._records"),
+         "DATASET_IDS": "._catalogue",
+         **dict.fromkeys(("Corpus", "CorpusSourceError", "open_corpus"), ".corpus"),
+         **dict.fromkeys(("Profile", "load_profile"), ".profile"), **dict.fromkeys(("GroupLabel", "Qrel", "Query"), "._records"),
          **dict.fromkeys(("GrepBiasIRDoc", "GrepBiasIRQueryInfo"), ".grep_biasir"),
          **dict.fromkeys(("PerspectrumDoc", "PerspectrumQueryInfo"), ".perspectrum"),
          **dict.fromkeys(("ProconDoc", "ProconQueryInfo"), ".procon"),

@@ -48,7 +48,9 @@ class DatasetSpec:
     """One registered dataset: its resources, how its records are built, its record types.
 
     ``documents_from``: the ir_datasets dataset supplying documents and qrels (restricted to this
-    dataset's queries) instead of ``build``.
+    dataset's queries) instead of ``build``. ``default_text``: the document field(s) read when a user names
+    none (``"title+text"`` where the wording that matters is often in the title). ``term_list``: the
+    :class:`~pairmeasures.sideinfo.termlists.Lexicon` whose term measures apply (``"gender"``), or None.
     """
 
     id: str
@@ -58,6 +60,8 @@ class DatasetSpec:
     query_info_cls: Optional[type]
     qrels_defs: dict
     documents_from: str = ""
+    default_text: str = "text"
+    term_list: Optional[str] = None
 
 
 _PARSED = Memo("parsed datasets")
@@ -71,7 +75,14 @@ def load_tables(spec: DatasetSpec, data: Optional[str | os.PathLike] = None) -> 
     return _PARSED.get(slot, key, lambda: _read_pickle(spec, key) or _parse(spec, locations, key))
 
 
-def _files(location: Location) -> list[Path]:
+def tables_key(spec: DatasetSpec, data: Optional[str | os.PathLike] = None) -> str:
+    """The key :func:`load_tables` gives the records of ``spec``'s files found from ``data``, read from the files'
+    paths, sizes and times without parsing them: it changes when a file does."""
+    return _fingerprint(spec, [locate(resource, data, spec.id) for resource in spec.resources])
+
+
+def resource_files(location: Location) -> list[Path]:
+    """The files of a located resource: the file itself, or the folder's required and present optional files."""
     resource = location.resource
     if not resource.files:
         return [location.path]
@@ -81,7 +92,7 @@ def _files(location: Location) -> list[Path]:
 
 def _fingerprint(spec: DatasetSpec, locations: Sequence[Location]) -> str:
     stats = [(str(path.resolve()), path.stat().st_size, path.stat().st_mtime_ns)
-             for location in locations for path in _files(location)]
+             for location in locations for path in resource_files(location)]
     return hashlib.sha1(repr((FORMAT_VERSION, spec.id, stats)).encode()).hexdigest()[:20]
 
 

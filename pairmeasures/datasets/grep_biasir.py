@@ -102,5 +102,5 @@ GREP_BIASIR = Resource(
 
 SPECS = (
     DatasetSpec("pair/grep-biasir", (GREP_BIASIR,), build_grep_biasir, GrepBiasIRDoc, GrepBiasIRQueryInfo,
-                {0: "non-relevant", 1: "relevant"}),
+                {0: "non-relevant", 1: "relevant"}, default_text="title+text", term_list="gender"),
 )

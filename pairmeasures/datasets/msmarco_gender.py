@@ -78,7 +78,7 @@ MSMARCO_GENDER = Resource(
 
 SPECS = (
     DatasetSpec("pair/msmarco-passage/dev/gender-qs1", (MSMARCO_GENDER,), gender_queries("qs1_queries.tsv"),
-                None, None, {}, documents_from="msmarco-passage/dev"),
+                None, None, {}, documents_from="msmarco-passage/dev", term_list="gender"),
     DatasetSpec("pair/msmarco-passage/dev/gender-qs2", (MSMARCO_GENDER,), gender_queries("qs2_queries.tsv"),
-                None, None, {}, documents_from="msmarco-passage/dev"),
+                None, None, {}, documents_from="msmarco-passage/dev", term_list="gender"),
 )

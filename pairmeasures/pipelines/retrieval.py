@@ -10,85 +10,21 @@ nothing that a later call would take for an index. PISA's own output goes to ``b
 from __future__ import annotations
 
 import glob
-import hashlib
 import os
-import re
 import shutil
 import sys
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterator, Optional
 
+from ..datasets.corpus import Corpus, CorpusSourceError, open_corpus
 from ..sideinfo.beir import check_text_field, record_text
 from ..sideinfo.cache import default_cache_path
-from ..sideinfo.memo import content_key
 
-
-class RetrievalSourceError(ValueError):
-    """A retrieval source that is neither a pairmeasures dataset id nor a BEIR-layout folder."""
-
-
-@dataclass(frozen=True)
-class _Corpus:
-    """A corpus to index: a name for its index folders, a content key, and its documents."""
-
-    name: str
-    key: str
-    count: int
-    documents: Callable[[], Iterator[dict]]
-
-
-def _digest(value) -> str:
-    return hashlib.sha1(repr(value).encode()).hexdigest()[:16]
-
-
-def _beir_corpus(folder: Path, text: str) -> _Corpus:
-    from ..sideinfo.beir import read_beir
-
-    corpus = folder / "corpus.jsonl"
-    if not corpus.is_file():
-        raise RetrievalSourceError(f"{folder} has no corpus.jsonl: give a BEIR-layout folder or a dataset id like "
-                                   "'pair/procon'")
-    data = read_beir(folder)
-    name = f"{folder.name}-{_digest(str(folder.resolve()))[:8]}"
-
-    def documents() -> Iterator[dict]:
-        return ({"docno": doc_id, "text": data.document_text(doc_id, text)} for doc_id in data.corpus)
-
-    return _Corpus(name, _digest(content_key(corpus)), len(data.corpus), documents)
-
-
-def _dataset_corpus(dataset_id: str, data: Optional[str | os.PathLike], text: str) -> _Corpus:
-    from .. import datasets
-    from ..datasets._catalogue import SPEC_BY_ID
-    from ..datasets._loaders import load_tables
-
-    if dataset_id not in SPEC_BY_ID:
-        raise RetrievalSourceError(f"{dataset_id!r} is neither a BEIR-layout folder nor a pairmeasures dataset; "
-                                   f"known datasets: {', '.join(SPEC_BY_ID)}")
-    spec = SPEC_BY_ID[dataset_id]
-    dataset = datasets.load(dataset_id, data)
-    if spec.documents_from:  # documents of another ir_datasets dataset: its count and a hash of its ids
-        ids = hashlib.sha1()
-        for doc in dataset.docs_iter():
-            ids.update(doc.doc_id.encode() + b"\n")
-        version = f"{dataset.docs_count()}:{ids.hexdigest()}"
-    else:  # the mirror's files, as the parsed records are keyed
-        version = load_tables(spec, data).key
-
-    def documents() -> Iterator[dict]:
-        return ({"docno": doc.doc_id, "text": record_text(doc._asdict(), text)} for doc in dataset.docs_iter())
-
-    return _Corpus(dataset_id.replace("/", "-"), _digest(version), dataset.docs_count(), documents)
-
-
-def _corpus(source: str | os.PathLike, data: Optional[str | os.PathLike], text: str) -> _Corpus:
-    check_text_field(text)
-    if Path(source).expanduser().is_dir():
-        return _beir_corpus(Path(source).expanduser(), text)
-    return _dataset_corpus(re.sub(r"^irds:", "", str(source)), data, text)
+#: A retrieval source that is neither a pairmeasures dataset id nor a BEIR-layout folder (raised by
+#: :func:`~pairmeasures.datasets.corpus.open_corpus`, the one place that resolves them).
+RetrievalSourceError = CorpusSourceError
 
 
 #: The file in an index folder that holds what the index builder wrote to stdout and stderr (with ``log=True``).
@@ -125,7 +61,7 @@ def _tail(log: Path, lines: int = 20) -> str:
     return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.is_file() else "(no log)"
 
 
-def cached_index(source: str | os.PathLike, kind: str, build: Callable[[Path, Iterator[dict]], None], *,
+def cached_index(source: "str | os.PathLike | Corpus", kind: str, build: Callable[[Path, Iterator[dict]], None], *,
                  text: str = "text", data: Optional[str | os.PathLike] = None,
                  index_dir: Optional[str | os.PathLike] = None, variant: str = "", log: bool = False) -> Path:
     """The folder of ``source``'s index of ``kind`` (the folder's suffix), made by ``build(folder, documents)``
@@ -139,27 +75,29 @@ def cached_index(source: str | os.PathLike, kind: str, build: Callable[[Path, It
     """
     from tqdm.auto import tqdm
 
-    corpus = _corpus(source, data, text)
+    check_text_field(text)
+    corpus = open_corpus(source, data)
     root = Path(index_dir).expanduser() if index_dir is not None else default_cache_path().parent / "indexes"
-    name = f"{corpus.name}-{text.replace('+', '_')}{variant and '-' + variant}"
-    target = root / f"{name}-{corpus.key}.{kind}"
+    name = f"{corpus.index_name}-{text.replace('+', '_')}{variant and '-' + variant}"
+    target = root / f"{name}-{corpus.version()}.{kind}"
     if not target.is_dir():
         root.mkdir(parents=True, exist_ok=True)
         building = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}-", suffix=".building"))
         try:
-            documents = corpus.documents()
+            documents = ({"docno": record["doc_id"], "text": record_text(record, text)} for record in corpus.docs_iter())
+            count = corpus.docs_count()
             if log:
                 record = building / BUILD_LOG
                 try:
                     with _output_to(record) as terminal:
-                        build(building / "index", tqdm(documents, total=corpus.count, desc=f"indexing {name}",
-                                                       unit="doc", file=terminal))
+                        build(building / "index", tqdm(documents, total=count, desc=f"indexing {name}", unit="doc",
+                                                       file=terminal))
                 except Exception as error:
                     raise IndexBuildError(f"building the {kind} index of {corpus.name} failed: {type(error).__name__}: "
                                           f"{error}\nlast lines of its log:\n{_tail(record)}") from error
                 os.replace(record, building / "index" / BUILD_LOG)
             else:
-                build(building / "index", tqdm(documents, total=corpus.count, desc=f"indexing {name}", unit="doc"))
+                build(building / "index", tqdm(documents, total=count, desc=f"indexing {name}", unit="doc"))
             try:
                 os.rename(building / "index", target)
             except OSError:  # another process finished the same index first: keep theirs
@@ -173,10 +111,11 @@ def cached_index(source: str | os.PathLike, kind: str, build: Callable[[Path, It
     return target
 
 
-def pisa_index(source: str | os.PathLike, *, text: str = "text", data: Optional[str | os.PathLike] = None,
+def pisa_index(source: "str | os.PathLike | Corpus", *, text: str = "text", data: Optional[str | os.PathLike] = None,
                index_dir: Optional[str | os.PathLike] = None, threads: int = 1):
     """The ``pyterrier_pisa.PisaIndex`` of ``source`` (a pairmeasures dataset id such as ``"pair/procon"``,
-    or a BEIR-layout folder), built on first use (with a progress bar) and reused while the corpus is unchanged.
+    a BEIR-layout folder, or a :class:`~pairmeasures.datasets.corpus.Corpus`), built on first use (with a
+    progress bar) and reused while the corpus is unchanged.
 
     ``text``: the document fields indexed (``"text"``, ``"title"`` or ``"title+text"``). ``data``: the mirror
     folder of a dataset (default: ``$PAIRMEASURES_DATA``). ``index_dir``: where indexes live (default:
@@ -191,7 +130,7 @@ def pisa_index(source: str | os.PathLike, *, text: str = "text", data: Optional[
     return PisaIndex(str(folder), text_field="text", threads=threads)
 
 
-def bm25(source: str | os.PathLike, *, num_results: int = 1000, text: str = "text",
+def bm25(source: "str | os.PathLike | Corpus", *, num_results: int = 1000, text: str = "text",
          data: Optional[str | os.PathLike] = None, index_dir: Optional[str | os.PathLike] = None,
          threads: int = 1, **options):
     """A PISA BM25 retriever over ``source`` (a pairmeasures dataset id or a BEIR-layout folder; see

@@ -3,52 +3,40 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Optional
 
 import pandas as pd
 import pyterrier as pt
 
-from ..sideinfo.beir import check_text_field, record_text
+from ..datasets.corpus import Corpus, MissingDocumentsError, open_corpus
+from ..sideinfo.beir import check_text_field
 
 __all__ = ["DocumentText"]
 
 
 class DocumentText(pt.Transformer):
     """Adds a ``text`` column holding each document's ``text`` field(s) (``"text"``, ``"title"`` or
-    ``"title+text"``), looked up in ``source``: a pairmeasures dataset id (``"pair/procon"``, read from
-    ``data`` or ``$PAIRMEASURES_DATA``) or a BEIR-layout folder. The corpus is read once, on first use."""
+    ``"title+text"``), looked up by id in ``source``: a pairmeasures dataset id (``"pair/procon"``, read from
+    ``data`` or ``$PAIRMEASURES_DATA``), a BEIR-layout folder, or a
+    :class:`~pairmeasures.datasets.corpus.Corpus`. Only the documents of each frame are looked up."""
 
-    def __init__(self, source: str | os.PathLike, *, text: str = "text", data: Optional[str | os.PathLike] = None):
+    def __init__(self, source: "str | os.PathLike | Corpus", *, text: str = "text",
+                 data: Optional[str | os.PathLike] = None):
         self.source = source
         self.text = check_text_field(text)
         self.data = data
-        self._texts: Optional[dict] = None
+        self._corpus: Optional[Corpus] = None
 
     def __repr__(self) -> str:
-        return f"DocumentText({str(self.source)!r}, text={self.text!r})"
-
-    def _lookup(self) -> dict:
-        if self._texts is None:
-            folder = Path(self.source).expanduser()
-            if folder.is_dir():
-                from ..sideinfo.beir import read_beir
-
-                beir = read_beir(folder)
-                self._texts = {doc_id: beir.document_text(doc_id, self.text) for doc_id in beir.corpus}
-            else:
-                from .. import datasets
-
-                dataset = datasets.load(str(self.source).removeprefix("irds:"), self.data)
-                self._texts = {doc.doc_id: record_text(doc._asdict(), self.text) for doc in dataset.docs_iter()}
-        return self._texts
+        name = self.source.name if isinstance(self.source, Corpus) else str(self.source)
+        return f"DocumentText({name!r}, text={self.text!r})"
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         pt.validate.result_frame(inp)
-        texts = self._lookup()
-        docnos = inp["docno"].tolist()
-        missing = next((d for d in docnos if d not in texts), None)
-        if missing is not None:
-            raise KeyError(f"DocumentText: document {missing!r} is not in the corpus of {str(self.source)!r}; the "
-                           "run and the dataset do not match")
-        return inp.assign(text=[texts[d] for d in docnos])
+        if self._corpus is None:
+            self._corpus = open_corpus(self.source, self.data)
+        try:
+            texts = self._corpus.texts(inp["docno"].tolist(), self.text)
+        except MissingDocumentsError as error:
+            raise KeyError(f"DocumentText: {error}") from None
+        return inp.assign(text=texts)

@@ -1,20 +1,28 @@
-"""One in-process cache policy: values kept by content, thread-safe, emptied by :func:`clear_caches`.
+"""One cache policy, keyed by content: in the process (:class:`Memo`) and on disk (:class:`DiskMemo`).
 
-Every cache in the package (side-information sources, term counters, collection ideals, parsed
-datasets) is a :class:`Memo`. A memo keeps one value per *slot* (what was asked for, e.g. a
-resource name) together with the *version* of the content it was built from (e.g.
+Every in-process cache in the package (side-information sources, term counters, collection ideals,
+parsed datasets, corpus folders) is a :class:`Memo`. A memo keeps one value per *slot* (what was asked
+for, e.g. a resource name) together with the *version* of the content it was built from (e.g.
 :func:`content_key` of the files it read); asking again with another version rebuilds the value,
-so a file edited between two evaluations in one process is read again.
+so a file edited between two evaluations in one process is read again. :func:`clear_caches` empties them.
+
+What outlives a process (an audit's runs, evaluations and plots) is a :class:`DiskMemo`: one file per
+value, named by a hash of what the value derives from (:func:`value_key` of run keys, qrels, measure
+strings, seeds), written atomically; a damaged file is reported and computed again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import pickle
 import threading
+import warnings
 from pathlib import Path
-from typing import Callable, Hashable, Optional, TypeVar
+from typing import Any, Callable, Hashable, Optional, TypeVar
 
-__all__ = ["Memo", "clear_caches", "content_key"]
+__all__ = ["CacheWarning", "DiskMemo", "Memo", "clear_caches", "content_key", "sha256_file", "value_key"]
 
 T = TypeVar("T")
 
@@ -35,6 +43,16 @@ def content_key(location: str | os.PathLike) -> Optional[tuple]:
             files.append((str(child.relative_to(path)), stat.st_size, stat.st_mtime_ns))
         return (str(path), tuple(files))
     return None
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes, read in chunks: the key of a file's content where its size and time are not
+    enough (manifests, run files named in a spec)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 class Memo:
@@ -80,3 +98,86 @@ def clear_caches() -> None:
     ideals, parsed datasets); the next use reads the files again. The embedding cache on disk is kept."""
     for memo in _MEMOS:
         memo.clear()
+
+
+class CacheWarning(UserWarning):
+    """A cached file could not be read (damaged, or written by another version) and its value was computed again."""
+
+
+def value_key(value: Any) -> str:
+    """A key of a value's content: data frames by their columns, types and values (not their memory layout), in
+    lists, tuples and dicts too; anything else by its JSON (or ``str``) form."""
+    def plain(item):
+        if type(item).__name__ == "DataFrame":
+            import pandas as pd
+
+            try:
+                values = pd.util.hash_pandas_object(item, index=False).to_numpy().tobytes().hex()
+            except TypeError:  # unhashable cells (lists): their text
+                values = item.to_csv(index=False)
+            return ["frame", list(map(str, item.columns)), list(map(str, item.dtypes)), values]
+        if isinstance(item, (list, tuple)):
+            return [plain(v) for v in item]
+        if isinstance(item, dict):
+            return [[str(k), plain(v)] for k, v in item.items()]
+        return item
+
+    return hashlib.sha256(json.dumps(plain(value), default=str).encode()).hexdigest()
+
+
+def _unkeyed(value: Any) -> bool:
+    """Whether a key part holds None (something that cannot be keyed, such as a run of the user's own code)."""
+    return value is None or (isinstance(value, (list, tuple)) and any(map(_unkeyed, value))) or \
+        (isinstance(value, dict) and any(map(_unkeyed, value.values())))
+
+
+class DiskMemo:
+    """Values computed once and kept as pickles in ``folder``, one file per ``(kind, parts)``: ``parts`` are what the
+    value derives from (keys, strings, numbers; :func:`value_key` of frames), ``version`` what invalidates every
+    value at once (a format number and the package version). A part holding None makes the value uncached."""
+
+    def __init__(self, folder: str | os.PathLike, version: Any):
+        self.folder = Path(folder)
+        self.version = version
+
+    def path(self, kind: str, parts: Any) -> Optional[Path]:
+        """The file of a value, or None when ``parts`` hold None (not cached)."""
+        if _unkeyed(parts):
+            return None
+        key = hashlib.sha256(json.dumps([self.version, kind, parts], default=str).encode()).hexdigest()
+        name = "".join(c if c.isalnum() else "_" for c in kind).strip("_")
+        return self.folder / f"{name}-{key[:32]}.pkl"
+
+    def load(self, path: Path) -> tuple[bool, Any]:
+        """``(True, value)`` from a readable file, else ``(False, None)``; a damaged one is reported
+        (:class:`CacheWarning`) and removed."""
+        if not path.is_file():
+            return False, None
+        try:
+            with open(path, "rb") as handle:
+                return True, pickle.load(handle)
+        except Exception as error:  # truncated, garbage, or another version's classes
+            warnings.warn(f"the cached file {path} could not be read ({type(error).__name__}: {error}); it is computed "
+                          "again", CacheWarning, stacklevel=3)
+            path.unlink(missing_ok=True)
+            return False, None
+
+    def store(self, path: Path, value: Any) -> None:
+        """Keep ``value`` in ``path``, written atomically."""
+        from .._atomic import write_atomically
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def get(self, kind: str, parts: Any, compute: Callable[[], T]) -> tuple[T, str]:
+        """``(value, how)``: the value kept for ``(kind, parts)`` (``how`` = ``"hit"``), else ``compute()``'s, kept
+        (``"miss"``), or computed and not kept when ``parts`` hold None (``"not cached"``)."""
+        path = self.path(kind, parts)
+        if path is None:
+            return compute(), "not cached"
+        found, value = self.load(path)
+        if found:
+            return value, "hit"
+        value = compute()
+        self.store(path, value)
+        return value, "miss"
