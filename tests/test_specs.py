@@ -259,16 +259,18 @@ def test_dense_with_a_model_folder_is_dense_with_that_model(tiny, tmp_path):
 def test_audit_run_cache_follows_the_model_folder_content(tmp_path):
     """A model retrained into the same folder must not reuse the runs of the old one: the cache key of dense(PATH)
     and ce(PATH) holds a fingerprint of the folder's files, not its path."""
-    from pairmeasures.apps.audit import _spec_key
+    from pairmeasures.pipelines.specs import System
 
     folder = tmp_path / "model"
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(b"first weights")
-    before = {spec: _spec_key(spec) for spec in (f"bm25>>dense({folder})", f"bm25>>ce({folder})", f"dense({folder})")}
+    specs = (f"bm25>>dense({folder})", f"bm25>>ce({folder})", f"dense({folder})")
+    before = {spec: System.parse(spec).identity() for spec in specs}
     (folder / "model.safetensors").write_bytes(b"other weights")
-    after = {spec: _spec_key(spec) for spec in before}
+    after = {spec: System.parse(spec).identity() for spec in before}
     assert all(before[spec] != after[spec] for spec in before)
-    assert _spec_key("bm25>>dense") == "bm25>>dense"
+    assert System.parse("bm25 >> dense").identity() == "bm25>>dense"
+    assert System.parse("json:dumps").identity() is None  # user code is never cached
 
 
 def test_run_file_spec_reproduces_the_file_and_takes_rerankers(tiny, tmp_path):

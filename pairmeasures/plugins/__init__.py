@@ -20,7 +20,7 @@ hookimpl = pluggy.HookimplMarker("pairmeasures")
 
 ENTRY_POINT_GROUP = "pairmeasures"
 
-__all__ = ["hookimpl", "PluginLoadWarning", "plugin_manager", "register_plugins", "ENTRY_POINT_GROUP"]
+__all__ = ["hookimpl", "hook_results", "PluginLoadWarning", "plugin_manager", "register_plugins", "ENTRY_POINT_GROUP"]
 
 
 class PluginLoadWarning(UserWarning):
@@ -61,8 +61,10 @@ def plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
     return manager
 
 
-def _hook_results(manager: pluggy.PluginManager, hook_name: str, convert):
-    """(plugin name, ``convert(result)``) per implementation, built-in first, then in registration order."""
+def hook_results(manager: pluggy.PluginManager, hook_name: str, convert):
+    """(plugin name, ``convert(result)``) per implementation of the hook ``hook_name``, built-in first, then in
+    registration order; an implementation that raises, exits or returns what ``convert`` refuses is skipped with a
+    :class:`PluginLoadWarning`."""
     impls = list(reversed(getattr(manager.hook, hook_name).get_hookimpls()))
     impls.sort(key=lambda impl: impl.plugin_name != "builtin")  # whatever tryfirst/trylast say
     for impl in impls:
@@ -83,7 +85,7 @@ def register_plugins(manager: pluggy.PluginManager) -> None:
     from .. import sideinfo
     from ..measures import BUILTIN_MEASURES, PairMeasure, provider
 
-    for name, schemes in _hook_results(manager, "pairmeasures_side_info_schemes", dict):
+    for name, schemes in hook_results(manager, "pairmeasures_side_info_schemes", dict):
         for scheme, factory in schemes.items():
             if scheme in sideinfo.schemes() and name != "builtin":
                 warnings.warn(f"pairmeasures plugin {name!r}: resource scheme {scheme!r} is taken; skipped",
@@ -93,7 +95,7 @@ def register_plugins(manager: pluggy.PluginManager) -> None:
 
     registry = ir_measures.measures.registry
     builtin_types: dict = {m.NAME: type(m) for m in BUILTIN_MEASURES}
-    for name, measures in _hook_results(manager, "pairmeasures_measures", list):
+    for name, measures in hook_results(manager, "pairmeasures_measures", list):
         for measure in measures:
             if not isinstance(measure, PairMeasure):
                 warnings.warn(f"pairmeasures plugin {name!r}: {measure!r} is not a pairmeasures.PairMeasure; skipped",

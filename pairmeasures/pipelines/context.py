@@ -1,0 +1,69 @@
+"""What system specs are built against: :class:`SystemContext`, and the stages it inserts or shares."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Optional, TypeVar
+
+if TYPE_CHECKING:
+    from ..datasets.corpus import Corpus
+    from ..sideinfo.polarity import PolarityModel
+
+__all__ = ["SystemContext"]
+
+T = TypeVar("T")
+
+
+@dataclass
+class SystemContext:
+    """What specs are built against: the corpus ``source`` (a pairmeasures dataset id such as ``"pair/procon"``,
+    a BEIR-layout folder, or a :class:`~pairmeasures.datasets.corpus.Corpus`), its mirror ``data``, the document
+    ``text`` field(s), the polarity model of inserted :class:`PolarityScorer` stages (``None``: fitted on each
+    query's candidates), the dense ``model`` folder (``None``: the offline default), first-stage depth
+    ``num_results``, the default ``k`` of re-rankers and where BM25 and dense indexes are kept (``index_dir``;
+    ``None``: the cache directory). Every system built in one context shares its corpus, text lookups, polarity
+    scorer and encoders."""
+
+    source: "str | os.PathLike | Corpus"
+    data: Optional[str | os.PathLike] = None
+    text: str = "text"
+    polarity_model: Optional["PolarityModel"] = None
+    model: Optional[str] = None
+    num_results: int = 100
+    k: int = 10
+    index_dir: Optional[str | os.PathLike] = None
+    _shared: dict = field(default_factory=dict, init=False, repr=False)
+
+    def shared(self, key: str, make: Callable[[], T]) -> T:
+        """One object per key for every system built in this context (text lookups, scorers, encoders)."""
+        if key not in self._shared:
+            self._shared[key] = make()
+        return self._shared[key]
+
+    @property
+    def corpus(self) -> "Corpus":
+        """The corpus of ``source``, resolved once (:func:`~pairmeasures.datasets.corpus.open_corpus`)."""
+        from ..datasets.corpus import open_corpus
+
+        return self.shared("corpus", lambda: open_corpus(self.source, self.data))
+
+    def document_text(self):
+        """The stage that adds document ``text`` (inserted before stages that read it)."""
+        from .text import DocumentText
+
+        return self.shared("text", lambda: DocumentText(self.corpus, text=self.text))
+
+    def polarity_scorer(self):
+        """The stage that adds ``polarity`` with the context's polarity model (inserted before stages that read it)."""
+        from ..sideinfo.polarity import PolarityModel
+        from .polarity import PolarityScorer
+
+        return self.shared("polarity", lambda: PolarityScorer(self.polarity_model or PolarityModel(), errors="skip"))
+
+    def bi_encoder(self, model: Optional[str] = None):
+        """The bi-encoder of ``model`` (default: the context's), one per model."""
+        from .dense import bi_encoder
+
+        model = model if model is not None else self.model
+        return self.shared(f"bi_encoder:{model}", lambda: bi_encoder(model))

@@ -1,0 +1,59 @@
+"""``run:PATH``: a TREC or TSV run file as the first stage; identified for the run cache by the file's sha256."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from .registry import SpecError, Stage, StageType, register_stage
+
+PREFIX = "run:"
+
+
+def path_of(stage: Stage) -> Path:
+    """The run file a ``run:PATH`` stage names."""
+    return Path(str(stage.args[0])).expanduser()
+
+
+def read(stage: Stage):
+    """The run file's rows (``query_id``, ``doc_id``, ``score``, side columns), or a :class:`SpecError` naming the
+    file and line that cannot be read."""
+    from ...sideinfo.beir import DataFileError
+    from ...sideinfo.runfiles import read_run_file
+
+    path = path_of(stage)
+    if not path.is_file():
+        raise SpecError(f"run file {str(path)!r} does not exist; write run:PATH with the path of a "
+                        "TREC or TSV run file")
+    try:
+        return read_run_file(str(path))
+    except DataFileError as exc:
+        raise SpecError(f"stage {stage.text!r}: {exc}") from None
+
+
+def build(stage: Stage, context, position: int):
+    import pyterrier as pt
+
+    run = read(stage).rename(columns={"query_id": "qid", "doc_id": "docno"})
+    return pt.Transformer.from_df(pt.model.add_ranks(run), uniform=False)
+
+
+def check(stage: Stage) -> None:
+    read(stage)
+
+
+def identity(stage: Stage) -> str:
+    from ...sideinfo.memo import sha256_file
+
+    path = path_of(stage)
+    return f"{PREFIX}{sha256_file(path) if path.is_file() else path}"
+
+
+def match(text: str) -> Optional[tuple]:
+    return (text[len(PREFIX):].strip(),) if text.startswith(PREFIX) else None
+
+
+RUN = register_stage(StageType(
+    "run", "run:PATH", "a TREC or TSV run file (first stage only)", "run:runs/bm25.trec", build,
+    usage="run:PATH", arguments=1, required=1, place="first", fresh="first", check=check, identity=identity,
+    match=match))
