@@ -47,25 +47,18 @@ def base_run(dataset: str, data: str):
     import pandas as pd
 
     import pairmeasures as pm
-    from pairmeasures.apps.audit import load_profile
-    from pairmeasures.pipelines.specs import SystemContext, build_system
+    from pairmeasures.datasets.profile import load_profile, polarity_model
+    from pairmeasures.pipelines.specs import System, SystemContext
     from pairmeasures.sideinfo.embed import Embedder
-    from pairmeasures.sideinfo.polarity import FitSet, PolarityModel
 
     profile = load_profile(dataset, data)
-    embedder = Embedder()
-    if profile.labels is not None and profile.perspectives:
-        labels = profile.labels
-        fit = FitSet.from_frame(pd.DataFrame({"qid": labels["query_id"], "label": labels["group"],
-                                              "text": [profile.texts[d] for d in labels["doc_id"]]}))
-        model, polarity_from = PolarityModel(fit, embedder=embedder), "labelled documents"
-    else:
-        model, polarity_from = PolarityModel(embedder=embedder), "candidates"
-    context = SystemContext(source=profile.source, data=data, text=profile.text, polarity_model=model)
+    polarity = polarity_model(profile, embedder=Embedder())
+    model = polarity.model
+    polarity_from = "candidates" if model.fit is None else "labelled documents"
+    context = SystemContext(source=profile.corpus, data=data, text=profile.text, polarity_model=model)
     topics = pd.DataFrame({"qid": list(profile.queries), "query": list(profile.queries.values())})
-    run = build_system("bm25>>dense", context).transform(topics)[["qid", "docno", "score", "rank"]]
-    run = run.assign(text=[profile.texts[d] for d in run["docno"]],
-                     query=[profile.queries[q] for q in run["qid"]])
+    run = System.parse("bm25>>dense").build(context).transform(topics)[["qid", "docno", "score", "rank"]]
+    run = run.assign(text=profile.texts(run["docno"]), query=[profile.queries[q] for q in run["qid"]])
     if profile.labels is not None:
         gold = dict(zip(zip(profile.labels["query_id"], profile.labels["doc_id"]), profile.labels["group"]))
         run = run.assign(group=[gold.get(pair) for pair in zip(run["qid"], run["docno"])])

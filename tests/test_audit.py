@@ -324,3 +324,78 @@ def test_gendered_dataset_gets_delta_a_prf_next_to_the_measures(tmp_path):
     low, high = board["delta_a_prf"]["uneven"]["interval"]
     assert 0.0 <= low <= 0.25 <= high <= 0.5
     assert "ΔA-PRF 95% CI" in done.stdout and f"[{low:+.4f}, {high:+.4f}]" in done.stdout
+
+
+def test_every_stage_that_reads_polarity_gets_the_audits_polarity_model(folder, runs, tmp_path):
+    """``least`` reorders by polarity: with nDCG@10 alone (no polarity measure) it still gets the axes fitted on the
+    labelled documents, as duogreedy does, and orders exactly as it does when Duo@10 is measured too."""
+    boards = {}
+    for measures in (["nDCG@10"], ["nDCG@10", "Duo@10"]):
+        out = tmp_path / f"audit-{len(measures)}"
+        audit("--dataset", str(folder), "--systems", f"run:{runs[0]}>>least", "--names", "least", "--measures",
+              *measures, "--resamples", "100", "--out", str(out), cache=tmp_path / "c")
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["side_columns"]["polarity"].startswith("per-query axis fitted on the labelled documents")
+        assert manifest["embedding_model"] is not None
+        boards[len(measures)] = pd.read_csv(out / "per_query.csv")
+    nDCG = {n: b[b["measure"] == "nDCG@10"].reset_index(drop=True) for n, b in boards.items()}
+    pd.testing.assert_frame_equal(nDCG[1], nDCG[2])
+
+
+TOY_STAGE = '''
+import pairmeasures as pm
+from pairmeasures.pipelines.stages import StageType
+
+
+def build(stage, context, position):
+    import pyterrier as pt
+
+    def reverse(frame):
+        frame = frame.sort_values(["qid", "rank"], ascending=[True, False]).reset_index(drop=True)
+        frame["score"] = frame["rank"].astype(float)
+        return pt.model.add_ranks(frame.drop(columns=["rank"]))
+
+    return pt.apply.generic(reverse)
+
+
+REVERSE = StageType("reverse", "reverse", "each query's ranking upside down (a toy stage)", "bm25>>reverse", build,
+                    needs={"text"})
+
+
+@pm.hookimpl
+def pairmeasures_stages():
+    return [REVERSE]
+'''
+
+
+def test_a_plugin_stage_runs_through_the_audit(folder, runs, tmp_path):
+    """A stage is one module (its StageType) plus one registration (here the plugin hook and entry point); the audit
+    lists it in --help, parses it in specs and runs it like a built-in stage."""
+    plugin = tmp_path / "plugin"
+    plugin.mkdir()
+    (plugin / "toy_stage.py").write_text(TOY_STAGE)
+    info = plugin / "toy_stage-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy_stage\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pairmeasures]\ntoy = toy_stage\n")
+    env = {**os.environ, "PAIRMEASURES_CACHE_DIR": str(tmp_path / "c"), "PYTHONPATH": f"{plugin}{os.pathsep}{ROOT}"}
+    shown = subprocess.run([sys.executable, "-m", "pairmeasures", "audit", "--help"], capture_output=True, text=True,
+                           timeout=300, env=env)
+    assert "each query's ranking upside down (a toy stage), e.g. bm25>>reverse" in shown.stdout
+    order = {"q1": ["a1", "a3", "a2", "a4"], "q2": ["b1", "b3", "b2", "b4"], "q3": ["c1", "c3", "c2", "c4"]}
+    reversed_file = write_run(tmp_path / "reversed.run", {q: docs[::-1] for q, docs in order.items()})
+    out = tmp_path / "audit"
+    done = subprocess.run([sys.executable, "-m", "pairmeasures", "audit", "--dataset", str(folder), "--systems",
+                           f"run:{runs[0]}>>reverse", f"run:{reversed_file}", "--names", "toy", "file", "--measures",
+                           "nDCG@10", "rKL@10", "--resamples", "100", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["systems"]["toy"] == pytest.approx(board["systems"]["file"])
+    assert board["systems"]["toy"]["nDCG@10"] < 1.0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["systems"]["toy"]["canonical"] == f"run:{runs[0]}>>reverse"
+    bad = subprocess.run([sys.executable, "-m", "pairmeasures", "audit", "--dataset", str(folder), "--systems",
+                          "reverse", "--out", str(tmp_path / "bad")], capture_output=True, text=True, timeout=300,
+                         env=env)
+    assert bad.returncode == 2 and "'reverse' re-ranks, so it needs a first stage that retrieves" in bad.stderr

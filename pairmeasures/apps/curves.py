@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from ..measures.provider import PairEvaluator
 
-__all__ = ["cutoff_curves", "tradeoff_curve", "equal_cost"]
+__all__ = ["cutoff_curves", "tradeoff_curve", "equal_cost", "checked_lambdas", "scores_by_query"]
 
 #: PyTerrier's column names and the ones ir_measures reads.
 _IR_NAMES = {"qid": "query_id", "docno": "doc_id", "label": "relevance"}
@@ -89,7 +89,7 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
     if not methods:
         raise ValueError("methods must map at least one method name to a function Lambda -> transformer, "
                          "e.g. {'DuoGreedy': lambda l: pm.DuoGreedy(Lambda=l, k=10)}")
-    lambdas = _checked_lambdas(lambdas)
+    lambdas = checked_lambdas(lambdas)
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise ValueError(f"resamples must be a positive integer (bootstrap resamples, e.g. 1000), got {resamples!r}")
     relevance_measure = ir_measures.parse_measure(relevance)
@@ -205,7 +205,8 @@ def _checked_ks(ks: Sequence[int]) -> list[int]:
     return [int(k) for k in dict.fromkeys(ks)]
 
 
-def _checked_lambdas(lambdas: Sequence[float]) -> list[float]:
+def checked_lambdas(lambdas: Sequence[float]) -> list[float]:
+    """``lambdas`` as distinct floats in order; a ValueError unless each is a number in [0, 1]."""
     lambdas = list(lambdas)
     if not lambdas or any(isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))
                           or not 0 <= v <= 1 for v in lambdas):

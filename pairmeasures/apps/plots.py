@@ -61,7 +61,7 @@ def _numeric(frame, function: str, columns: Sequence[str]) -> None:
             raise ValueError(f"{function}: column {column!r} must be numeric, got dtype {frame[column].dtype}")
 
 
-def _figure(size: tuple[float, float] = SIZE) -> Figure:
+def new_figure(size: tuple[float, float] = SIZE) -> Figure:
     """A figure on its own Agg canvas (no pyplot: no global state)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -71,7 +71,8 @@ def _figure(size: tuple[float, float] = SIZE) -> Figure:
     return figure
 
 
-def _style(axes: Axes) -> None:
+def style_axes(axes: Axes) -> None:
+    """The house style of every plot's axes: a light grid behind the data, no top or right spine."""
     axes.grid(True, color="#dddddd", linewidth=0.6)
     axes.set_axisbelow(True)
     for side in ("top", "right"):
@@ -127,7 +128,7 @@ def relevance_vs_bias(summary: pd.DataFrame, relevance: str, bias: str) -> Figur
         raise ValueError(f"{function}: no system has both {relevance!r} and {bias!r} in the summary")
     direction = _one_direction(summary, function, bias)
 
-    figure = _figure()
+    figure = new_figure()
     axes = figure.subplots()
     for i, system in enumerate(systems):
         x, y = rows.loc[(system, relevance)], rows.loc[(system, bias)]
@@ -138,7 +139,7 @@ def relevance_vs_bias(summary: pd.DataFrame, relevance: str, bias: str) -> Figur
                       fontsize=9, color="#222222")
     if direction == "signed":
         axes.axhline(0.0, color="#777777", linewidth=0.8, linestyle="--")
-    _style(axes)
+    style_axes(axes)
     axes.set_xlabel(_label(relevance, "higher-better"))
     axes.set_ylabel(_label(bias, direction))
     axes.set_title(f"Relevance against bias per system (95% CI), {len(systems)} systems")
@@ -167,7 +168,7 @@ def breakdown_heatmap(cells: pd.DataFrame, measure: str, *, direction: str | Non
     values = means.to_numpy(dtype=float)
     rows, columns = values.shape
     size = (max(SIZE[0], 2.5 + 1.1 * columns), max(SIZE[1], 1.2 + 0.45 * rows))
-    figure = _figure(size)
+    figure = new_figure(size)
     axes = figure.subplots()
     finite = values[np.isfinite(values)]
     if not finite.size:
@@ -203,7 +204,7 @@ def bias_by_cutoff(curves: pd.DataFrame, *, directions: Mapping[str, str] | None
     _unique(curves, function, ("system", "measure", "k"), "curves")
     families = list(dict.fromkeys(curves["measure"]))
     systems = list(dict.fromkeys(curves["system"]))
-    figure = _figure((max(SIZE[0], 3.6 * len(families)), SIZE[1]))
+    figure = new_figure((max(SIZE[0], 3.6 * len(families)), SIZE[1]))
     panels = figure.subplots(ncols=len(families), squeeze=False)
     for axes, family in zip(panels[0], families):
         for i, system in enumerate(systems):
@@ -212,7 +213,7 @@ def bias_by_cutoff(curves: pd.DataFrame, *, directions: Mapping[str, str] | None
                 continue
             axes.plot(line["k"], line["value"], color=PALETTE[i % len(PALETTE)], marker=MARKERS[i % len(MARKERS)],
                       markersize=3, linewidth=1.5, label=_plain(system))
-        _style(axes)
+        style_axes(axes)
         axes.set_title(_plain(family))
         axes.set_xlabel("cut-off k (documents)")
         axes.set_ylabel(_label(f"mean {family}@k", (directions or {}).get(family)))
@@ -236,7 +237,7 @@ def tradeoff(curve: pd.DataFrame, relevance: str, bias: str, *, direction: str |
         if f"{axis}_low" in curve.columns:
             _numeric(curve, function, (f"{axis}_low", f"{axis}_high"))
             _ordered(curve, function, f"{axis}_low", f"{axis}_high")
-    figure = _figure()
+    figure = new_figure()
     axes = figure.subplots()
     for i, method in enumerate(dict.fromkeys(curve["method"])):
         line = curve[curve["method"] == method].sort_values("Lambda")
@@ -251,7 +252,7 @@ def tradeoff(curve: pd.DataFrame, relevance: str, bias: str, *, direction: str |
                           textcoords="offset points", fontsize=7, color=colour)
     if direction == "signed":
         axes.axhline(0.0, color="#777777", linewidth=0.8, linestyle="--")
-    _style(axes)
+    style_axes(axes)
     axes.set_xlabel(_label(f"mean {relevance}", "higher-better"))
     axes.set_ylabel(_label(f"mean {bias}", direction))
     axes.legend(title="re-ranker", frameon=False)

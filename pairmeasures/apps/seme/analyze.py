@@ -104,15 +104,15 @@ def shift_figure(frame: "pd.DataFrame", result: dict) -> "Figure":
     import numpy as np
 
     from ...analysis.seme import complete_trials
-    from ..plots import _figure, _style
+    from ..plots import new_figure, style_axes
 
     trials = complete_trials(frame)
     shift = (trials["posterior"] - trials["prior"]).to_numpy(dtype=np.float64)
     mu = trials["mu_duo"].to_numpy(dtype=np.float64)
     clicked = (trials["clicks"] > 0).to_numpy()
-    figure = _figure()
+    figure = new_figure()
     axes = figure.add_subplot()
-    _style(axes)
+    style_axes(axes)
     axes.scatter(mu[~clicked], shift[~clicked], marker="o", facecolors="none", edgecolors="#777777",
                  label=f"no click (n={int((~clicked).sum())})")
     axes.scatter(mu[clicked], shift[clicked], marker="o", color="#1f77b4", alpha=0.8,

@@ -291,12 +291,12 @@ def build_material(source: str | os.PathLike, system: str, *, k: int = 10, data:
     import pandas as pd
 
     from ...analysis.manifest import Manifest
+    from ...datasets.profile import load_profile, polarity_model
     from ...pipelines.duogreedy import BiasedOrdering
     from ...pipelines.polarity import PolarityScorer
-    from ...pipelines.specs import SystemContext, build_system, canonical_spec, parse_spec
+    from ...pipelines.specs import System, SystemContext
     from ...sideinfo.embed import Embedder
     from ...sideinfo.polarity import default_positive
-    from ..audit import _polarity_model, load_profile
 
     manifest = Manifest(command=list(command) if command is not None else Manifest().command)
     started = time.perf_counter()
@@ -305,7 +305,8 @@ def build_material(source: str | os.PathLike, system: str, *, k: int = 10, data:
                          f"orderings are searched exhaustively), got {k!r}")
     if isinstance(num_results, bool) or not isinstance(num_results, (int, np.integer)) or num_results < k:
         raise ValueError(f"--num-results must be an integer of at least k = {k}, got {num_results!r}")
-    parse_spec(system)
+    parsed = System.parse(system)
+    parsed.check()
     with manifest.step("dataset"):
         profile = load_profile(source, data, text)
     if profile.labels is None:
@@ -326,14 +327,14 @@ def build_material(source: str | os.PathLike, system: str, *, k: int = 10, data:
     selected = _selected(profile, eligible, queries, seed)
 
     embedder = Embedder(model)
-    polarity_model, polarity_source = _polarity_model(profile, positive, embedder)
-    context = SystemContext(source=profile.source, data=data, text=profile.text, polarity_model=polarity_model,
+    polarity = polarity_model(profile, positive, embedder)
+    context = SystemContext(source=profile.corpus, data=data, text=profile.text, polarity_model=polarity.model,
                             model=model, num_results=num_results, k=k)
-    pipeline = build_system(system, context)
+    pipeline = parsed.build(context)
     topics = pd.DataFrame({"qid": selected, "query": [profile.queries[q] for q in selected]})
     with manifest.step("retrieve"):
         top = _retrieve(pipeline, topics, k)
-    unknown = sorted(set(top["docno"]) - set(profile.texts))
+    unknown = profile.corpus.missing(top["docno"])
     if unknown:
         raise ValueError(f"system {system!r} ranks {len(unknown)} documents that are not in {profile.name}, e.g. "
                          f"{unknown[0]!r}; it must rank this dataset's documents")
@@ -345,8 +346,8 @@ def build_material(source: str | os.PathLike, system: str, *, k: int = 10, data:
     top = top[~top["qid"].isin(list(excluded))].reset_index(drop=True)
     with manifest.step("polarity"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # queries without an axis: recorded below
-        scored = PolarityScorer(polarity_model, errors="skip").transform(top.assign(text=[profile.texts[d] for d in top["docno"]]))
-        for qid, reason in polarity_model.skipped.items():
+        scored = PolarityScorer(polarity.model, errors="skip").transform(top.assign(text=profile.texts(top["docno"])))
+        for qid, reason in polarity.model.skipped.items():
             excluded.setdefault(qid, reason)
         scored = scored[~scored["qid"].isin(list(excluded))].reset_index(drop=True)
     with manifest.step("orderings"):
@@ -373,12 +374,16 @@ def build_material(source: str | os.PathLike, system: str, *, k: int = 10, data:
                          f"{next(iter(excluded))!r}: {next(iter(excluded.values()))}")
     gold = dict(zip(zip(profile.labels["query_id"], profile.labels["doc_id"]), profile.labels["group"]))
     lists: dict = {name: dict(iter(frame.groupby("qid", sort=False))) for name, frame in orderings.items()}
+    shown = list(dict.fromkeys(scored["docno"]))
+    texts = dict(zip(shown, profile.texts(shown)))
+    bodies = {d: body or texts[d] for d, body in zip(shown, profile.bodies(shown))}
+    titles = {d: title or bodies[d] for d, title in zip(shown, profile.titles(shown))}
 
-    def document(qid: str, doc_id: str, polarity: float) -> dict:
-        body = profile.bodies.get(doc_id) or profile.texts[doc_id]
-        title = profile.titles.get(doc_id) or body
-        return {"doc_id": doc_id, "title": _shortened(title, TITLE_CHARS), "snippet": _shortened(body, SNIPPET_CHARS),
-                "text": body, "polarity": float(polarity), "label": gold.get((qid, doc_id))}
+    def document(qid: str, doc_id: str, value: float) -> dict:
+        body = bodies[doc_id]
+        return {"doc_id": doc_id, "title": _shortened(titles[doc_id], TITLE_CHARS),
+                "snippet": _shortened(body, SNIPPET_CHARS), "text": body, "polarity": float(value),
+                "label": gold.get((qid, doc_id))}
 
     pages = [{"query_id": qid, "query": profile.queries[qid],
               "perspectives": perspective_statements(profile.queries[qid], positive, negative),
@@ -389,8 +394,8 @@ def build_material(source: str | os.PathLike, system: str, *, k: int = 10, data:
     manifest.timings["total"] = round(time.perf_counter() - started, 3)
     manifest.record.update({
         "dataset": {"id": profile.name, "source": profile.source, "text": profile.text, "files_sha256": profile.files},
-        "system": {"spec": system, "canonical": canonical_spec(system), "num_results": num_results},
-        "polarity": {"source": polarity_source, "positive": positive, "negative": negative,
+        "system": {"spec": system, "canonical": parsed.canonical, "num_results": num_results},
+        "polarity": {"source": polarity.source, "positive": positive, "negative": negative,
                      "embedding_model": {"name": embedder.model_name, "key": embedder.key}},
         "measures": {"mu_duo": f"Duo(signed=True)@{k}", "duo": f"Duo@{k}"},
         "orderings": {"most_positive": "the system's top k in an ordering of the largest signed DUO found (window "

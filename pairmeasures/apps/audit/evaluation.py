@@ -1,0 +1,148 @@
+"""Evaluation and significance of an audit's runs: per-query values through ir_measures (each run evaluated once),
+pt.Experiment's paired test on them, the leaderboard table, IBBR's dataset-level ΔA-PRF, and bias by cut-off."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import TYPE_CHECKING
+
+from .plan import label
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["per_query", "significance", "statistics", "breakdown_cells", "leaderboard_table", "delta_a_prf",
+           "interval_text", "cutoff_curves", "DELTA_A_PRF", "DELTA_A_PRF_INTERVAL"]
+
+#: The leaderboard column of IBBR's dataset-level disparity (gendered datasets: gold labels male and female).
+DELTA_A_PRF = "|ΔA-PRF| ↓"
+
+#: The leaderboard column of ΔA-PRF's bootstrap interval (signed: male minus female).
+DELTA_A_PRF_INTERVAL = "ΔA-PRF 95% CI"
+
+
+def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFrame":
+    """One row per (system, query, measure) measured (``measures``: shown -> evaluated); queries a bias measure
+    excluded have no row."""
+    import ir_measures
+    import pandas as pd
+
+    from ...measures import PairMeasure
+    from ..curves import scores_by_query
+
+    names = {evaluated: shown for shown, evaluated in measures.items()}
+    pair = [m for m in measures.values() if isinstance(m, PairMeasure)]
+    other = [m for m in measures.values() if not isinstance(m, PairMeasure)]
+    rows = []
+    for system, run in runs.items():
+        frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
+        metrics = ir_measures.iter_calc(pair, qrels, frame) if pair else iter(())
+        if other:  # trec_eval-based measures read {qid: {docno: score}}, built from arrays, not row by row
+            metrics = itertools.chain(ir_measures.iter_calc(other, qrels, scores_by_query(frame)), metrics)
+        for metric in metrics:
+            if not (isinstance(metric.value, float) and math.isnan(metric.value)):
+                rows.append((system, str(metric.query_id), names[metric.measure], float(metric.value)))
+    table = pd.DataFrame(rows, columns=["system", "qid", "measure", "value"])
+    order = {m: i for i, m in enumerate(measures)}
+    return table.sort_values(["system", "measure", "qid"], key=lambda c: c.map(order) if c.name == "measure" else
+                             c.map({s: i for i, s in enumerate(runs)}) if c.name == "system" else c,
+                             ignore_index=True)
+
+
+def significance(per_query: "pd.DataFrame", baseline: str, correction: str) -> dict:
+    """``{(system, measure): (p_value, reject)}``: pt.Experiment's paired t-test against the baseline with the
+    correction, from the per-query values already measured (:func:`pairmeasures.analysis.paired_tests`), over the
+    queries every system measured."""
+    from ...analysis import paired_tests
+
+    tests = paired_tests(per_query, baseline, correction)
+    return {(s, m): (p, r) for s, m, p, r in zip(tests["system"], tests["measure"], tests["p_value"], tests["reject"])}
+
+
+def leaderboard_table(summary: "pd.DataFrame", measures: dict, directions: dict) -> "pd.DataFrame":
+    """Systems by measures (means), with each column headed by the measure, its direction arrow and counts."""
+    import pandas as pd
+
+    systems = list(dict.fromkeys(summary["system"]))
+    table = pd.DataFrame({"system": systems})
+    for shown in measures:
+        part = summary[summary["measure"] == shown].set_index("system")
+        table[label(shown, directions[shown])] = [float(part.loc[s, "mean"]) for s in systems]
+        if directions[shown] != "higher-better":
+            table[f"{shown} n"] = [int(part.loc[s, "n"]) for s in systems]
+    return table
+
+
+def delta_a_prf(runs: dict, qrels: "pd.DataFrame", resamples: int, seed: int) -> dict:
+    """Per system, IBBR's ΔA-PRF between the male and female clicked (relevant) passages over each whole run, from
+    the gold labels (:func:`pairmeasures.measures.delta_prf.delta_a_prf`), with the bootstrap interval of the signed
+    value over ``resamples`` draws of the queries; ``{"error": why}`` where undefined."""
+    from ...measures import delta_a_prf as measure
+
+    results = {}
+    for system, run in runs.items():
+        frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
+        try:
+            result = measure(frame, qrels, labels="group", missing="skip", resamples=resamples, seed=seed)
+        except ValueError as error:
+            results[system] = {"absolute": math.nan, "error": str(error)}
+            continue
+        results[system] = {"absolute": result.absolute, "value": result.value, "interval": result.interval,
+                           "means": dict(result.means), "counts": dict(result.counts), "left_out": len(result.left_out)}
+    return results
+
+
+def interval_text(result: dict) -> str:
+    """``[low, high]`` of a system's ΔA-PRF interval, or what is missing."""
+    if "error" in result:
+        return "undefined"
+    low, high = result["interval"]
+    return f"[{low:+.4f}, {high:+.4f}]"
+
+
+def cutoff_curves(runs: dict, qrels: "pd.DataFrame", families: dict) -> "pd.DataFrame":
+    """Each bias family (evaluated -> shown) of each system at the cut-offs 1..50."""
+    from ..curves import cutoff_curves as curves_of
+
+    curves = curves_of({n: r.rename(columns={"qid": "query_id", "docno": "doc_id"}) for n, r in runs.items()},
+                       qrels, list(families), range(1, 51))
+    curves["measure"] = curves["measure"].map(families)
+    return curves
+
+
+def statistics(per_query: "pd.DataFrame", tests: dict, directions: dict, baseline: str, resamples: int, seed: int,
+               topics: list, memo) -> "pd.DataFrame":
+    """Each system's mean of each measure with its bootstrap interval and difference to the baseline
+    (:func:`pairmeasures.analysis.summarize`, kept through ``memo(kind, parts, compute)``), with the p-value and
+    rejection of ``tests`` (:func:`significance`) and each measure's direction."""
+    from ...analysis import summarize
+
+    summary = memo("summary", [resamples, seed, topics],
+                   lambda: summarize(per_query, baseline=baseline, resamples=resamples, seed=seed, topics=topics))
+    summary["p_value"] = [tests.get((s, m), (math.nan, False))[0] if s != baseline else math.nan
+                          for s, m in zip(summary["system"], summary["measure"])]
+    summary["reject"] = [tests.get((s, m), (math.nan, False))[1] if s != baseline else False
+                         for s, m in zip(summary["system"], summary["measure"])]
+    summary["direction"] = summary["measure"].map(directions)
+    return summary
+
+
+def breakdown_cells(per_query: "pd.DataFrame", values: dict, by: str, min_cell: int, memo) -> tuple:
+    """``(means by the query field's values with counts, warnings about cells under min_cell)``
+    (:func:`pairmeasures.analysis.breakdown`), kept through ``memo``; the warnings are raised again here."""
+    import warnings
+
+    from ...analysis import SmallCellWarning, breakdown
+    from ...sideinfo.memo import value_key
+
+    def cut() -> tuple:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SmallCellWarning)
+            table = breakdown(per_query, values, field=by, min_size=min_cell)
+        return table, [str(w.message) for w in caught if issubclass(w.category, SmallCellWarning)]
+
+    cells, small = memo("breakdown", [by, min_cell, value_key(values)], cut)
+    for message in small:
+        warnings.warn(message, SmallCellWarning, stacklevel=2)
+    return cells, small

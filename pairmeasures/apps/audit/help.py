@@ -1,0 +1,50 @@
+"""What ``pairmeasures audit`` shows besides the audit: its ``--help`` epilog, its default dataset, the leaderboard
+as printed."""
+
+from __future__ import annotations
+
+__all__ = ["DEFAULT_SYSTEMS", "help_epilog", "default_dataset", "leaderboard_text"]
+
+#: The systems of ``pairmeasures audit`` without ``--systems`` (the demo audit).
+DEFAULT_SYSTEMS = ("bm25", "bm25>>dense", "bm25>>dense>>duogreedy(0.5)")
+
+
+def leaderboard_text(result: dict, fmt: str) -> str:
+    """The leaderboard as printed by the command (markdown, csv or json)."""
+    from ..tables import render
+
+    return render(result["leaderboard"], fmt)
+
+
+def help_epilog() -> str:
+    """What ``pairmeasures audit --help`` says after the options: specs, measures, statistics, outputs, examples."""
+    from ...pipelines.specs import stage_listing
+
+    stages = "\n".join(f"  {name:<40} {what}" for name, what in stage_listing().items())
+    return (f"system specs: stages joined by '>>'; what a stage needs (document text, polarity) is inserted\n{stages}\n\n"
+            "measures (default: what the dataset supports): nDCG@1 nDCG@10 R@100 Duo@10; rND@10 rKL@10 rRD@10 EXP@10\n"
+            "  NDKL@10 ARP@10 with gold labels; TExFAIR@10 NFaiRR@10 RaB@10 where a gender term list applies. Bias measures leave out queries\n"
+            "  with nothing to measure (degenerate='exclude') and count them: n in every table.\n\n"
+            "statistics: paired bootstrap 95% intervals of each mean and of each system's difference to --baseline\n"
+            "  (--resamples, --seed); p-values of pt.Experiment's paired t-test against the baseline with --correction; --by FIELD\n"
+            "  means per value of a query field with counts (cells under --min-cell are warned about).\n\n"
+            "trade-off: for a system with a duogreedy(...) stage, DuoGreedy and MMR (pm.TopKMMR on the bi-encoder) re-rank\n"
+            "  the run of the spec before that stage at each of --lambdas: tradeoff.csv, tradeoff.png and the bias each\n"
+            "  reaches at a relevance cost of 0.01, 0.02 and 0.05 (--no-tradeoff skips it).\n\n"
+            "outputs in --out DIR (written to a temporary folder, renamed into place at the end): leaderboard.json,\n"
+            "  leaderboard.md, per_query.csv, summary.csv, by_FIELD.csv, tradeoff.csv, manifest.json (versions, checksums, seeds,\n"
+            "  timings, cache hits), PNG plots and report.html. Runs are cached under the cache folder (runs/), evaluation\n"
+            "  outputs and PNGs under evaluations/, keyed by what they derive from.\n\n"
+            "examples:\n"
+            "  pairmeasures audit --out audit-demo\n"
+            "  pairmeasures audit --dataset pair/procon --systems bm25 'bm25>>dense>>duogreedy(0.5)' --out procon\n"
+            "  pairmeasures audit --dataset DIR --systems run:bm25.run run:bert.run --by category --out grep --force")
+
+
+def default_dataset() -> str:
+    """The embedded demo corpus (a BEIR-layout folder shipped with the package)."""
+    try:
+        from ...demo import debates_dir
+    except ImportError:
+        raise ValueError("this install has no embedded demo corpus; pass --dataset ID_OR_DIR") from None
+    return str(debates_dir())

@@ -1,0 +1,157 @@
+"""``audit()``: the steps of an audit in order, and nothing else. Each step is a call into its room: the plan
+(:mod:`.plan`), the dataset profile (:mod:`pairmeasures.datasets.profile`), the runs (:mod:`.runs`), evaluation
+and significance (:mod:`.evaluation`), the trade-off (:mod:`.tradeoff`) and the outputs (:mod:`.outputs`).
+Evaluation outputs and PNGs are kept on disk by the content they derive from (:class:`~pairmeasures.sideinfo.memo.
+DiskMemo`), so a warm re-run loads no model, index or plotting library."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from .tradeoff import DEFAULT_LAMBDAS, EQUAL_COST_DROPS
+
+__all__ = ["audit", "EVALUATIONS_FORMAT"]
+
+#: Version of the cached evaluation outputs and PNGs; a change makes earlier ones unused.
+EVALUATIONS_FORMAT = 1
+
+
+class _Memo:
+    """The audit's evaluation cache (``evaluations/`` beside the runs), recording hits and misses in the manifest."""
+
+    def __init__(self, manifest):
+        from ... import __version__
+        from ...sideinfo.memo import DiskMemo
+        from .runs import cache_folder
+
+        self.disk = DiskMemo(cache_folder() / "evaluations", [EVALUATIONS_FORMAT, __version__])
+        self.manifest = manifest
+
+    def __call__(self, kind: str, parts: Any, compute: Callable[[], Any]) -> Any:
+        value, how = self.disk.get(kind, parts, compute)
+        self.manifest.cache.setdefault("evaluations", {})[kind] = \
+            "not cached: user code (module:attr)" if how == "not cached" else how
+        return value
+
+    def bound(self, *prefix: Any) -> Callable[[str, Any, Callable[[], Any]], Any]:
+        """This memo with ``prefix`` put before every value's parts (what all of a step's values derive from)."""
+        return lambda kind, parts, compute: self(kind, [*prefix, *parts], compute)
+
+
+def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.PathLike, *,
+          measures: Optional[Sequence[str]] = None, baseline: Optional[str] = None, by: Optional[str] = None,
+          correction: str = "holm", resamples: int = 10_000, seed: int = 0, min_cell: int = 10,
+          data: Optional[str | os.PathLike] = None, text: Optional[str] = None, num_results: int = 100, k: int = 10,
+          model: Optional[str] = None, positive: Optional[str] = None, force: bool = False,
+          names: Optional[Sequence[str]] = None, plots: bool = True, tradeoff: bool = True,
+          lambdas: Sequence[float] = DEFAULT_LAMBDAS, queries: Optional[str | os.PathLike] = None,
+          command: Optional[list] = None) -> dict:
+    """Run ``systems`` (specs; ``names`` default to the specs) over ``dataset`` and write the audit into ``out``.
+
+    With ``tradeoff``, each system with a ``duogreedy(...)`` stage also gets the DuoGreedy-vs-MMR trade-off over
+    ``lambdas``, re-ranking the run of the spec before that stage. ``queries`` (a file of query ids, one a line,
+    ``#`` comments: e.g. the held-out split of a training run) audits those queries only. Returns ``{"leaderboard":
+    frame, "summary": frame, "tradeoff": frame or None, "out": path, "manifest": dict}``. Every input is checked
+    before the long work; the folder appears only when everything was written.
+    """
+    started = time.perf_counter()
+    from ...analysis.manifest import Manifest
+    from ...datasets.profile import load_profile, only_queries, polarity_model
+    from ...pipelines.specs import SystemContext
+    from ...sideinfo.embed import Embedder
+    from ...sideinfo.memo import value_key
+    from . import evaluation, outputs
+    from .plan import choose_measures, evaluated, plan_systems
+    from .runs import run_systems
+    from .tradeoff import hidden_bases
+    from .tradeoff import tradeoff as tradeoff_of
+
+    embedding_before = Embedder.total_embed_seconds
+    manifest = Manifest(command=list(command) if command is not None else Manifest().command)
+    out = Path(out).expanduser()
+    outputs.check_out(out, force)
+    plan = plan_systems(systems, names, baseline, resamples, tradeoff, lambdas)
+    with manifest.step("dataset"):
+        profile = load_profile(dataset, data, text)
+        if queries is not None:
+            profile = only_queries(profile, queries)
+    if by is not None and by not in profile.fields:
+        raise ValueError(f"--by {by!r}: {profile.name} has no query field {by!r}; fields: "
+                         f"{', '.join(sorted(profile.fields)) or 'none'}")
+    chosen = choose_measures(profile, measures)
+    reads_polarity = "polarity" in chosen.needs or plan.reads_polarity
+    embedder = Embedder(model) if reads_polarity else None
+    polarity = polarity_model(profile, positive, embedder) if reads_polarity else None
+    context = SystemContext(source=profile.corpus, data=data, text=profile.text,
+                            polarity_model=None if polarity is None else polarity.model, model=model,
+                            num_results=num_results, k=k)
+
+    hidden, base_names = hidden_bases(plan.systems, plan.bases)
+    everything, run_keys = run_systems({**plan.systems, **hidden}, profile, context, polarity, manifest)
+    runs = {name: everything[name] for name in plan.systems}
+    keys = {name: run_keys[name] for name in plan.systems}
+    qrels_key = value_key(profile.qrels)
+    memo = _Memo(manifest)
+
+    with manifest.step("evaluate"):
+        def evaluate() -> tuple:
+            table = evaluation.per_query(runs, profile.qrels, chosen.shown)
+            return table, evaluation.significance(table, plan.baseline, correction)
+
+        per_query, tests = memo("evaluate", [keys, qrels_key, chosen.evaluated, plan.baseline, correction], evaluate)
+    cells, small = None, ()
+    with manifest.step("statistics"):
+        summary = evaluation.statistics(per_query, tests, chosen.directions, plan.baseline, resamples, seed,
+                                        list(profile.queries), memo.bound(keys, qrels_key, chosen.evaluated,
+                                                                          plan.baseline))
+        if by is not None:
+            cells, small = evaluation.breakdown_cells(per_query, profile.fields[by], by, min_cell,
+                                                      memo.bound(keys, qrels_key, chosen.evaluated))
+    leaderboard = evaluation.leaderboard_table(summary, chosen.shown, chosen.directions)
+    disparity = None
+    if profile.terms:  # next to RaB: a dataset-level figure, not a per-query measure (docs/ibbr.md)
+        disparity = memo("delta a-prf", [keys, qrels_key, resamples, seed],
+                         lambda: evaluation.delta_a_prf(runs, profile.qrels, resamples, seed))
+        leaderboard[evaluation.DELTA_A_PRF] = [disparity[s]["absolute"] for s in leaderboard["system"]]
+        leaderboard[evaluation.DELTA_A_PRF_INTERVAL] = [evaluation.interval_text(disparity[s])
+                                                        for s in leaderboard["system"]]
+    families = chosen.bias_families()
+    curves = None
+    if plots and families:
+        with manifest.step("cut-off curves"):
+            curves = memo("cutoff curves", [keys, qrels_key, list(families)],
+                          lambda: evaluation.cutoff_curves(runs, profile.qrels, families))
+    trade = None
+    if plan.bases:
+        with manifest.step("trade-off"):
+            shown_duo = next((m for m in chosen.shown if m.split("(")[0].split("@")[0] == "Duo"), None)
+            from ..evaluate import parse_measures
+
+            bias = str(chosen.shown[shown_duo]) if shown_duo else str(evaluated(parse_measures(["Duo@10"])[0]))
+            trade = tradeoff_of(plan.bases, base_names, everything, run_keys, profile.qrels, "nDCG@10", bias,
+                                plan.lambdas, seed, resamples, context, memo)
+            trade["bias"] = shown_duo or "Duo@10"  # the leaderboard's name, not the evaluated measure string
+
+    results = outputs.Results(leaderboard, summary, per_query, chosen.shown, chosen.directions, cells, tuple(small), by,
+                              curves, trade, disparity)
+    statistics = {"baseline": plan.baseline, "correction": correction, "resamples": resamples, "seed": seed,
+                  "by": by, "min_cell": min_cell}
+    record = outputs.manifest_record(
+        profile, plan.specs, {n: s.canonical for n, s in plan.systems.items()}, results,
+        None if polarity is None else polarity.source, embedder, statistics,
+        {"num_results": num_results, "k": k, "model": model},
+        None if trade is None else {
+            "lambdas": plan.lambdas, "relevance": trade["relevance"], "bias": trade["bias"],
+            "equal_cost_drops": list(EQUAL_COST_DROPS),
+            "systems": {name: {"base": base.spec, "base_run": base_names[name]} for name, (base, _) in plan.bases.items()}})
+
+    def finish() -> None:
+        manifest.timings["embedding"] = round(Embedder.total_embed_seconds - embedding_before, 3)
+        manifest.timings["total"] = round(time.perf_counter() - started, 3)
+
+    outputs.write_outputs(out, results, profile, plan.specs, statistics, plots, manifest, record, memo, finish)
+    return {"leaderboard": leaderboard, "summary": summary, "tradeoff": None if trade is None else trade["curve"],
+            "out": out, "manifest": manifest.as_dict()}

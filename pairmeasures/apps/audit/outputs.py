@@ -1,0 +1,215 @@
+"""An audit's outputs: plots (PNGs, cached by the content they draw), leaderboard.json and .md, the CSV tables,
+report.html and manifest.json, written into a new folder that replaces ``--out`` only when all of it is written
+(:func:`pairmeasures._atomic.folder_written_atomically`)."""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from ..._atomic import check_replaceable, folder_written_atomically
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ...analysis.manifest import Manifest
+    from ...datasets.profile import Profile
+
+__all__ = ["MANIFEST", "Results", "check_out", "json_safe", "file_name", "plots", "write_outputs", "manifest_record"]
+
+#: The file that marks a folder as an audit's output (``--force`` replaces only such folders).
+MANIFEST = "manifest.json"
+
+
+def check_out(out: Path, force: bool) -> None:
+    """Refuse, before any work, an ``--out`` the audit may not write: a folder it did not write, one it wrote
+    without ``--force``, or one whose parent does not exist."""
+    if out.exists() or out.is_symlink():
+        if not (out.is_dir() and (out / MANIFEST).is_file()):
+            raise ValueError(f"--out {str(out)!r} exists and is not an earlier audit's folder (no {MANIFEST}); name a "
+                             "new folder")
+        check_replaceable(out, force=force, marker=MANIFEST, written_by="pairmeasures audit")
+    if not out.parent.is_dir():
+        raise ValueError(f"--out {str(out)!r}: its parent folder does not exist")
+
+
+def json_safe(value):
+    """``value`` with NaN as None, in dicts and lists too (JSON has no NaN)."""
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def file_name(text: str) -> str:
+    """``text`` as a file name: letters and digits kept, the rest ``_``."""
+    return "".join(c if c.isalnum() else "_" for c in text).strip("_")
+
+
+@dataclass
+class Results:
+    """What an audit computed, for its outputs: the leaderboard, the statistics ``summary``, the per-query values,
+    the breakdown ``cells`` (with ``small`` cell warnings) by ``by``, the cut-off ``curves``, the ``trade``-off,
+    IBBR's ``disparity``, the measures ``shown`` (shown -> evaluated) with their ``directions``."""
+
+    leaderboard: "pd.DataFrame"
+    summary: "pd.DataFrame"
+    per_query: "pd.DataFrame"
+    shown: dict
+    directions: dict
+    cells: Optional["pd.DataFrame"] = None
+    small: tuple = ()
+    by: Optional[str] = None
+    curves: Optional["pd.DataFrame"] = None
+    trade: Optional[dict] = None
+    disparity: Optional[dict] = None
+
+
+def _png(work: Path, name: str, caption: str, draw: str, arguments: tuple, options: dict, memo) -> tuple:
+    """``plots.<draw>(*arguments, **options)`` written to ``work/name``; the PNG's bytes are kept through ``memo`` by
+    the content of the arguments, so a warm audit does not import matplotlib."""
+    from ...sideinfo.memo import value_key
+
+    def render() -> bytes:
+        from .. import plots
+
+        with tempfile.TemporaryDirectory() as folder:
+            plots.save_png(getattr(plots, draw)(*arguments, **options), Path(folder) / name)
+            return (Path(folder) / name).read_bytes()
+
+    (work / name).write_bytes(memo(f"png {name}", [draw, value_key((arguments, options))], render))
+    return caption, work / name
+
+
+def plots(work: Path, results: Results, memo) -> list:
+    """The PNGs (relevance vs bias, breakdown heatmap, bias by cut-off, DuoGreedy vs MMR trade-off); their captions
+    and paths."""
+    images = []
+    shown, directions = results.shown, results.directions
+    relevance = "nDCG@10" if "nDCG@10" in shown else next((m for m in shown if directions[m] == "higher-better"), None)
+    biases = [m for m in shown if directions[m] != "higher-better"]
+    for bias in biases if relevance is not None else []:
+        images.append(_png(work, f"relevance_vs_{file_name(bias)}.png", f"{relevance} against {bias} per system (95% CIs)",
+                           "relevance_vs_bias", (results.summary, relevance, bias), {}, memo))
+    if results.cells is not None:
+        field_name = results.cells["field"].iloc[0]
+        for bias in biases:
+            images.append(_png(work, f"by_{file_name(field_name)}_{file_name(bias)}.png", f"{bias} by {field_name}",
+                               "breakdown_heatmap", (results.cells, bias), {}, memo))
+    if results.curves is not None:
+        images.append(_png(work, "bias_by_cutoff.png", "bias against the cut-off k = 1..50", "bias_by_cutoff",
+                           (results.curves,), {}, memo))
+    if results.trade is not None:
+        for i, (name, curve) in enumerate(results.trade["curve"].groupby("system", sort=False)):
+            images.append(_png(work, "tradeoff.png" if i == 0 else f"tradeoff_{file_name(name)}.png",
+                               f"{name}: DuoGreedy vs MMR on {curve['base'].iloc[0]} as Lambda varies", "tradeoff",
+                               (curve.drop(columns=["system", "base", "k"]), results.trade["relevance"],
+                                results.trade["bias"]), {"direction": "lower-fairer"}, memo))
+    return images
+
+
+def _leaderboard_document(results: Results, profile: "Profile", specs: dict, statistics: dict) -> dict:
+    from .tradeoff import tradeoff_document
+
+    summary = results.summary
+    return {
+        "dataset": profile.name,
+        "systems": {s: {m: json_safe(float(v)) for m, v in zip(part["measure"], part["mean"])}
+                    for s, part in summary.groupby("system", sort=False)},
+        "measures": {m: {"direction": results.directions[m], "evaluated": str(results.shown[m]),
+                         "measured": {s: int(n) for s, n in zip(part["system"], part["n"])},
+                         "excluded": {s: int(n) for s, n in zip(part["system"], part["excluded"])}}
+                     for m, part in summary.groupby("measure", sort=False)},
+        "baseline": statistics["baseline"], "correction": statistics["correction"], "queries": len(profile.queries),
+        "statistics": json_safe(summary.drop(columns=["direction"]).to_dict(orient="records")),
+        "by": None if results.cells is None else {"field": results.by, "min_cell": statistics["min_cell"],
+                                                  "small_cells": list(results.small),
+                                                  "cells": json_safe(results.cells.to_dict(orient="records"))},
+        "specs": specs,
+        "delta_a_prf": json_safe(results.disparity),
+        "tradeoff": None if results.trade is None else tradeoff_document(results.trade),
+    }
+
+
+def _report(work: Path, results: Results, profile: "Profile", statistics: dict, images: list) -> None:
+    from ..report import Section, write_report
+    from .tradeoff import EQUAL_COST_DROPS
+
+    trade = results.trade
+    sections = [Section("Leaderboard", f"{profile.name}: {len(profile.queries)} queries; baseline "
+                        f"{statistics['baseline']}; bias measures exclude queries with nothing to measure (n = queries "
+                        "measured).", tables=[("mean per system", results.leaderboard)]),
+                Section("Statistics", f"95% paired bootstrap intervals ({statistics['resamples']} resamples, seed "
+                        f"{statistics['seed']}); p-values of pt.Experiment's paired t-test against "
+                        f"{statistics['baseline']}, {statistics['correction']} correction.",
+                        tables=[("summary", results.summary)]),
+                Section("Plots", images=images)]
+    if trade is not None:
+        sections.insert(2, Section(
+            "DuoGreedy vs MMR", f"Each method re-ranks the top k of the base run (the spec before its duogreedy stage) "
+            f"at every Lambda (1 keeps the base order): {trade['relevance']} against {trade['bias']}, 95% paired "
+            "bootstrap intervals. Equal cost: the bias each method reaches when relevance may drop by at most "
+            f"{', '.join(f'{d:g}' for d in EQUAL_COST_DROPS)} from Lambda = 1 (interpolated).",
+            tables=[("equal cost", trade["equal_cost"]), ("curve", trade["curve"])],
+            images=[i for i in images if i[1].name.startswith("tradeoff")]))
+        sections[-1] = Section("Plots", images=[i for i in images if not i[1].name.startswith("tradeoff")])
+    if results.cells is not None:
+        sections.insert(2, Section(f"By {results.by}", "\n".join(results.small),
+                                   tables=[(f"means by {results.by}", results.cells)]))
+    write_report(work / "report.html", f"pairmeasures audit: {profile.name}", sections)
+
+
+def write_outputs(out: Path, results: Results, profile: "Profile", specs: dict, statistics: dict, draw: bool,
+                  manifest: "Manifest", record: dict, memo, finish: Callable[[], None]) -> None:
+    """Every output, into a new folder that replaces ``out`` when all of it is written (``statistics``: baseline,
+    correction, resamples, seed, min_cell; ``record``: the manifest's entries; ``draw``: write the plots;
+    ``finish()``: called just before the manifest is written, e.g. to record the total time)."""
+    from ..tables import render
+
+    with folder_written_atomically(out) as work:
+        with manifest.step("plots"):
+            images = plots(work, results, memo) if draw else []
+        with manifest.step("write"):
+            document = _leaderboard_document(results, profile, specs, statistics)
+            (work / "leaderboard.json").write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
+            results.per_query.to_csv(work / "per_query.csv", index=False)
+            results.summary.to_csv(work / "summary.csv", index=False)
+            if results.cells is not None:
+                results.cells.to_csv(work / f"by_{results.by}.csv", index=False)
+            if results.trade is not None:
+                results.trade["curve"].to_csv(work / "tradeoff.csv", index=False)
+            (work / "leaderboard.md").write_text(render(results.leaderboard, "markdown"))
+            _report(work, results, profile, statistics, images)
+            manifest.record.update(record)
+            finish()
+            (work / MANIFEST).write_text(json.dumps(json_safe(manifest.as_dict()), indent=2) + "\n")
+
+
+def manifest_record(profile: "Profile", specs: dict, canonical: dict, results: Results, polarity_source: Any,
+                    embedder, statistics: dict, context: dict, tradeoff: Optional[dict]) -> dict:
+    """The manifest's entries on what was audited and how (the manifest adds versions, timings and cache hits)."""
+    from ...sideinfo.termlists import Lexicon
+
+    return {
+        "dataset": {"id": profile.name, "source": profile.source, "text": profile.text, "files_sha256": profile.files,
+                    "queries": len(profile.queries), "labelled": profile.labels is not None},
+        "systems": {n: {"spec": s, "canonical": canonical[n]} for n, s in specs.items()},
+        "measures": {m: {"evaluated": str(e), "direction": results.directions[m],
+                         "parameters": {k: json_safe(v) if isinstance(v, (int, float, str, bool)) or v is None
+                                        else repr(v) for k, v in e.params.items()}} for m, e in results.shown.items()},
+        "side_columns": {"text": f"document field {profile.text!r} of the dataset",
+                         "group": "gold labels (labels.tsv)" if profile.labels is not None else None,
+                         "polarity": polarity_source},
+        "embedding_model": None if embedder is None else {"name": embedder.model_name, "key": embedder.key},
+        "term_list_sha256": Lexicon.load("gender").fingerprint if profile.terms else None,
+        "statistics": statistics,
+        "context": context,
+        "tradeoff": tradeoff,
+    }

@@ -1,0 +1,147 @@
+"""What an audit will do, checked before any long work: the systems (parsed once into
+:class:`~pairmeasures.pipelines.specs.System` objects), the baseline, the trade-off's bases, and the measures
+(as shown and as evaluated, with their directions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Sequence
+
+if TYPE_CHECKING:
+    from ...datasets.profile import Profile
+    from ...pipelines.specs import Stage, System
+
+__all__ = ["Plan", "Measures", "plan_systems", "choose_measures", "default_measures", "evaluated", "direction",
+           "label"]
+
+#: How the leaderboard marks each direction.
+ARROWS = {"lower-fairer": "↓", "higher-fairer": "↑", "signed": "↕", "higher-better": "↑"}
+
+
+@dataclass
+class Plan:
+    """The checked systems of an audit: ``systems`` (name -> System, in order), ``baseline``, the trade-off's
+    ``lambdas`` and ``bases`` (name -> (the system before its duogreedy stage, that stage))."""
+
+    systems: dict
+    baseline: str
+    lambdas: list
+    bases: dict
+
+    @property
+    def specs(self) -> dict:
+        """name -> the spec as the user wrote it."""
+        return {name: system.spec for name, system in self.systems.items()}
+
+    @property
+    def reads_polarity(self) -> bool:
+        """Whether a system (or a trade-off base) reorders by polarity."""
+        return any(system.reads_polarity for system in self.systems.values()) or \
+            any(base.reads_polarity for base, _ in self.bases.values())
+
+
+def plan_systems(systems: Sequence[str], names: Optional[Sequence[str]], baseline: Optional[str], resamples: int,
+                 tradeoff: bool, lambdas: Sequence[float]) -> Plan:
+    """The :class:`Plan`, every input checked (specs parsed, run files read, model folders present); a ValueError
+    says what to fix."""
+    from ...pipelines.specs import System
+    from ..curves import checked_lambdas
+
+    names = list(names) if names is not None else list(systems)
+    if len(names) != len(systems) or len(set(names)) != len(names):
+        raise ValueError(f"system names must be distinct, one per system; got {names}")
+    parsed = {name: System.parse(spec) for name, spec in zip(names, systems)}
+    for system in parsed.values():
+        system.check()  # unreadable run files fail now, naming file and line
+    baseline = names[0] if baseline is None else baseline
+    if baseline not in parsed:
+        raise ValueError(f"--baseline {baseline!r} is not one of the systems: {', '.join(names)}")
+    if resamples < 100:
+        raise ValueError(f"--resamples must be at least 100, got {resamples}")
+    lambdas = checked_lambdas(lambdas)
+    if tradeoff and 1.0 not in lambdas:
+        raise ValueError(f"--lambdas {' '.join(f'{v:g}' for v in lambdas)}: include 1 (the base ranking the relevance "
+                         "cost is measured from)")
+    bases: dict[str, tuple[System, Stage]] = {}
+    for name, system in parsed.items():
+        split = system.split_before("duogreedy") if tradeoff else None
+        if split is not None:
+            bases[name] = split
+    return Plan(parsed, baseline, lambdas, bases)
+
+
+def default_measures(profile: "Profile") -> list[str]:
+    """nDCG@1, nDCG@10, R@100 and Duo@10; rND/rKL/rRD@10 and the group-exposure EXP/NDKL/ARP@10 with gold labels;
+    TExFAIR/NFaiRR/RaB@10 with a term list. EXPU is left out: the audit considers the labelled documents, which on
+    these benchmarks are exactly the relevant ones, so EXPU would repeat EXP."""
+    measures = ["nDCG@1", "nDCG@10", "R@100", "Duo@10"]
+    if profile.labels is not None:
+        measures += ["rND@10", "rKL@10", "rRD@10", "EXP@10", "NDKL@10", "ARP@10"]
+    if profile.terms:
+        measures += ["TExFAIR@10", "NFaiRR@10", "RaB@10"]
+    return measures
+
+
+def evaluated(measure):
+    """The measure evaluated. Unless the measure string says otherwise, a pairmeasures measure leaves out queries
+    with nothing to measure (``degenerate='exclude'``: no value, counted) and skips ranked documents without side
+    information for the query (``missing='skip'``: a document another query's label covers, a query whose
+    polarity axis could not be fitted)."""
+    from ...measures import PairMeasure
+
+    if not isinstance(measure, PairMeasure):
+        return measure
+    changes = {}
+    if "degenerate" in measure.SUPPORTED_PARAMS and "degenerate" not in measure.params:
+        changes["degenerate"] = "exclude"
+    missing = measure.SUPPORTED_PARAMS.get("missing")
+    if missing is not None and "skip" in (missing.choices or ()) and "missing" not in measure.params:
+        changes["missing"] = "skip"
+    return measure(**changes) if changes else measure
+
+
+def direction(measure) -> str:
+    """Which way is fair (:data:`pairmeasures.measures.DIRECTIONS`), ``higher-better`` for relevance measures."""
+    from ...measures import PairMeasure
+
+    return measure.direction() if isinstance(measure, PairMeasure) else "higher-better"
+
+
+def label(measure, way: str) -> str:
+    """A leaderboard column: the measure and its direction's arrow."""
+    return f"{measure} {ARROWS.get(way, '')}".strip()
+
+
+@dataclass
+class Measures:
+    """The measures of an audit: ``shown`` (the string a user gave -> the measure evaluated) and ``directions``
+    (shown -> direction), and what their side inputs need (``needs``: ``group``, ``polarity``, ``text``...)."""
+
+    shown: dict
+    directions: dict
+    needs: frozenset
+
+    @property
+    def evaluated(self) -> list:
+        """The evaluated measures as strings (a cache key)."""
+        return [str(m) for m in self.shown.values()]
+
+    def bias_families(self) -> dict:
+        """evaluated family (``Duo(degenerate='exclude',...)``) -> shown family (``Duo``), of the bias measures."""
+        return {str(self.shown[m]).rsplit("@", 1)[0]: m.rsplit("@", 1)[0]
+                for m, way in self.directions.items() if way != "higher-better"}
+
+
+def choose_measures(profile: "Profile", measures: Optional[Sequence[str]]) -> Measures:
+    """The audit's measures (``measures``, else :func:`default_measures`), checked against the profile."""
+    from ...measures import PairMeasure
+    from ...measures.provider import provider
+    from ..evaluate import parse_measures
+
+    chosen = parse_measures(list(measures) if measures else default_measures(profile))
+    shown = {str(m): evaluated(m) for m in chosen}
+    needs = frozenset(provider.run_inputs([m for m in shown.values() if isinstance(m, PairMeasure)]))
+    if "group" in needs and profile.labels is None:
+        raise ValueError(f"{profile.name} has no gold labels (labels.tsv), so the group measures have no 'group'; "
+                         "drop the group measures (rND/rKL/rRD, EXP, NDKL, ...) from --measures or add labels.tsv")
+    return Measures(shown, {s: direction(m) for s, m in shown.items()}, needs)
