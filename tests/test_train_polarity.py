@@ -346,11 +346,12 @@ def test_bootstrap_accuracies_resample_documents_of_whole_queries():
 def test_extra_examples_never_hold_evaluation_queries(tmp_path):
     from datasets import Dataset
 
-    from pairmeasures.train.polarity import _with_extra, polarity_training_set, train_polarity
+    from pairmeasures.train.polarity import polarity_training_set, train_polarity
+    from pairmeasures.train.polarity_data import with_extra
 
     folder = claims_folder(tmp_path / "claims")
     extra = {"query_id": ["c0", "long/1", "long/1"], "text": ["A.", "B.", "C."], "stance": [1, 1, 0]}
-    examples = _with_extra(polarity_training_set(folder), Dataset.from_dict(extra))
+    examples = with_extra(polarity_training_set(folder), Dataset.from_dict(extra))
     assert [(e["query_id"], e["stance"]) for e in examples[-3:]] == [("c0", 1), ("long/1", 1), ("long/1", 0)]
     cases = {"lacks the column\\(s\\) stance": {"query_id": ["c0"], "text": ["A long text."]},
              "1 query ids that are evaluation queries of .*, e.g. 'c4'": {"query_id": ["c0", "c4"], "text": ["A.", "B."],
