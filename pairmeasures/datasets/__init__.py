@@ -34,20 +34,23 @@ import sys
 import warnings
 from typing import Optional
 
-__all__ = ["Corpus", "CorpusSourceError", "DATASET_IDS", "DATA_ENV", "DatasetError", "DatasetUnavailableError", "GrepBiasIRDoc",
-           "GrepBiasIRQueryInfo", "GroupLabel", "PerspectrumDoc", "PerspectrumQueryInfo", "ProconDoc",
-           "ProconQueryInfo", "Qrel", "Query", "WikiBalanceDoc", "WikiBalanceNaturalDoc", "WikiBalanceQueryInfo",
-           "Profile", "load", "load_profile", "open_corpus", "register", "register_when_ir_datasets_loads", "status"]
+__all__ = ["Corpus", "CorpusSourceError", "DATASET_IDS", "DATA_ENV", "DatasetError", "DatasetUnavailableError",
+           "GroupLabel", "Profile", "Qrel", "Query", "load", "load_profile", "open_corpus", "record_types", "register",
+           "register_when_ir_datasets_loads", "status"]
 
-#: Where each public name lives: the records of a dataset family are in its module (``.procon``, ...).
+#: Where each public name lives (the record types of the dataset families are found through their specs:
+#: :func:`record_types`).
 _LAZY = {"DATA_ENV": "._resources", "DatasetError": "._resources", "DatasetUnavailableError": "._resources",
-         "DATASET_IDS": "._catalogue",
-         **dict.fromkeys(("Corpus", "CorpusSourceError", "open_corpus"), ".corpus"),
-         **dict.fromkeys(("Profile", "load_profile"), ".profile"), **dict.fromkeys(("GroupLabel", "Qrel", "Query"), "._records"),
-         **dict.fromkeys(("GrepBiasIRDoc", "GrepBiasIRQueryInfo"), ".grep_biasir"),
-         **dict.fromkeys(("PerspectrumDoc", "PerspectrumQueryInfo"), ".perspectrum"),
-         **dict.fromkeys(("ProconDoc", "ProconQueryInfo"), ".procon"),
-         **dict.fromkeys(("WikiBalanceDoc", "WikiBalanceNaturalDoc", "WikiBalanceQueryInfo"), ".wiki_balance")}
+         "DATASET_IDS": "._catalogue", **dict.fromkeys(("Corpus", "CorpusSourceError", "open_corpus"), ".corpus"),
+         **dict.fromkeys(("Profile", "load_profile"), ".profile"), **dict.fromkeys(("GroupLabel", "Qrel", "Query"), "._records")}
+
+
+def record_types() -> dict:
+    """The record types of every registered dataset (``ProconDoc``, ``WikiBalanceQueryInfo``...), by name, from the
+    dataset specs: ``pm.datasets.ProconDoc`` is one of them (imported on first use)."""
+    from ._catalogue import SPECS
+
+    return {cls.__name__: cls for spec in SPECS for cls in (spec.doc_cls, spec.query_info_cls) if cls is not None}
 
 
 def __getattr__(name: str):
@@ -55,7 +58,16 @@ def __getattr__(name: str):
     light (it imports no dataset family module)."""
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    if name[:1].isupper():
+        found = record_types().get(name)
+        if found is not None:
+            return found
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    """The module's names, the lazily loaded ones and the record types (which imports the family modules)."""
+    return sorted(set(globals()) | set(_LAZY) | set(record_types()))
 
 
 def _spec(dataset_id: str):
