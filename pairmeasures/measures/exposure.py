@@ -17,7 +17,9 @@ from __future__ import annotations
 import numpy as np
 from ir_measures import measures
 
-from ..math.group_exposure import geometric_attention, log_exposure, per_group, positions, rbp_exposure
+from ..math.awrf import geometric_attention
+from ..math.exposure import log_exposure, rbp_exposure
+from ..math.group_combos import per_group, positions
 from .base import RangedParam, SideInput
 from .groupcombo import MAX_REL_PARAM, UTILITY_DEGENERATE_PARAM, GroupComboMeasure, utility
 from .ranked import RankedLists, RunInputError

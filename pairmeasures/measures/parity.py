@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from ir_measures import measures
 
-from ..math.rank_parity import favoured_pair_parts, iaa_lists, ndkl_lists
+from ..math.parity import favoured_pair_parts, iaa_lists, ndkl_lists
 from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .groupcombo import GROUP_PARAM, MAX_REL_PARAM, GroupComboMeasure, group_codes, utility
 from .ranked import RankedLists

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ..math.duo import _check_step
-from ..math.reorder import _check_lambda_k, duo_extreme_orders, duogreedy_lists
+from ..math.duo import check_step
+from ..math.reorder import check_lambda_k, duo_extreme_orders, duogreedy_lists
 
 __all__ = ["DuoGreedy", "BiasedOrdering"]
 
@@ -86,7 +86,7 @@ class DuoGreedy(pt.Transformer):
 
     def __init__(self, Lambda: float = 0.5, k: int = 10, *, mode: str = "greedy", step: int = 1,
                  num_results: Optional[int] = None):
-        Lambda, k = _check_lambda_k(Lambda, k)
+        Lambda, k = check_lambda_k(Lambda, k)
         if mode not in ("greedy", "exact"):
             raise ValueError(f"mode must be 'greedy' or 'exact', got {mode!r}")
         if mode == "exact" and Lambda not in (0.0, 1.0):
@@ -98,7 +98,7 @@ class DuoGreedy(pt.Transformer):
         self.Lambda = Lambda
         self.k = k
         self.mode = mode
-        self.step = _check_step(step)
+        self.step = check_step(step)
         self.num_results = None if num_results is None else int(num_results)
 
     def __repr__(self) -> str:
