@@ -16,6 +16,7 @@ from ..sideinfo import SideInfoError, resource_key
 from ..sideinfo.memo import Memo
 from .base import MeasureValues, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
+from .sideinputs import source_for
 from .termbase import TERM_PARAMS, TEXT_INPUT, TermMeasure
 
 __all__ = ["FaiRR", "NFaiRR"]
@@ -127,7 +128,7 @@ class _NFaiRR(_FaiRR):
         return _COLLECTION_IDEALS.get(slot, version, lambda: self._scan_collection(k))
 
     def _scan_collection(self, k: Optional[int]) -> np.ndarray:
-        source = self._source(TEXT_INPUT)
+        source = source_for(self, TEXT_INPUT)
         if not hasattr(source, "iter_texts"):
             raise SideInfoError(f"{self}: resource {self.param('text')!r} cannot list the whole collection")
         best = np.empty(0)

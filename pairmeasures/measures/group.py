@@ -8,17 +8,9 @@ from ir_measures import measures
 from ..math import DEGENERATE_GROUP_FAIRNESS, group_fairness_lists, prefix_sum
 from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists, RunInputError, in_pyterrier_batch
+from .sideinputs import label_key
 
 __all__ = ["rND", "rKL", "rRD", "GroupFairnessMeasure", "label_key"]
-
-
-def label_key(value) -> str:
-    """A group label's canonical text, so ``protected='1'`` matches 1, 1.0 and '1'."""
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
 
 
 _GROUP_PARAMS = {

@@ -11,8 +11,8 @@ from ir_measures import measures
 
 from ..math.group_combos import COMBOS, combine_groups
 from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
-from .group import label_key
 from .ranked import RankedLists
+from .sideinputs import label_key
 
 __all__ = ["GROUP_PARAM", "COMBO_PARAM", "MAX_REL_PARAM", "UTILITY_DEGENERATE_PARAM", "GroupComboMeasure", "PooledValue", "group_codes", "group_presence", "utility"]
 

@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .base import DegenerateQueryWarning, PairMeasure, user_stacklevel
+from .base import DegenerateQueryWarning, PairMeasure
 from .groupcombo import GroupComboMeasure, PooledValue
-from .provider import _missing_side_columns
 from .ranked import (
     QrelsLookup,
     RunInputError,
@@ -26,7 +25,9 @@ from .ranked import (
     id_problem,
     missing_columns_problem,
     relevance_problem,
+    user_stacklevel,
 )
+from .sideinputs import missing_side_columns
 
 __all__ = ["pooled", "pooled_value"]
 
@@ -110,7 +111,7 @@ def _ranked_lists(measure: PairMeasure, run: Any, qrels: Any):
     from ir_measures.util import QrelsConverter, RunConverter
 
     frame = RunConverter(_ir_measures_names(run), strict=False).as_pd_dataframe()
-    problem = missing_columns_problem(frame.columns, "run") or _missing_side_columns([measure], list(frame.columns))
+    problem = missing_columns_problem(frame.columns, "run") or missing_side_columns([measure], list(frame.columns))
     if problem:
         raise RunInputError(f"{measure}: {problem}")
     lookup = None

@@ -12,8 +12,8 @@ from ir_measures import measures
 
 from ..math import bias_labels, prf_lists
 from .base import MeasureValues, SideInput, degenerate_causes
-from .group import label_key
 from .ranked import RankedLists
+from .sideinputs import attach, label_key
 from .termbase import TERM_PARAMS, TEXT_INPUT, TermMeasure
 
 __all__ = ["PRF", "nPRF", "PRFMeasure"]
@@ -73,7 +73,7 @@ class PRFMeasure(TermMeasure):
         rows = np.flatnonzero(clicked)
         labelled = lists.select(clicked).with_columns(prf_row=rows)
         for side in self.side_inputs():
-            labelled = self._attach(labelled, side)
+            labelled = attach(self, labelled, side)
         kept = np.ones(len(lists), dtype=bool)
         kept[rows] = False
         kept[labelled.columns["prf_row"]] = True  # clicked passages skipped for a missing label leave
