@@ -58,10 +58,11 @@ def _prepare(inp: pd.DataFrame, name: str) -> tuple[pd.DataFrame, np.ndarray, np
     return frame, polarity, offsets, unscored
 
 
-def _reordered(frame: pd.DataFrame, order: np.ndarray, offsets: np.ndarray,
-               keep: Optional[np.ndarray] = None) -> pd.DataFrame:
+def reordered(frame: pd.DataFrame, order: np.ndarray, offsets: np.ndarray,
+              keep: Optional[np.ndarray] = None) -> pd.DataFrame:
     """``frame`` rows in ``order`` (rows of whole queries marked in ``keep`` stay in input order), with
-    ``score = n - position`` per query and ranks from 0."""
+    ``score = n - position`` per query and ranks from 0: the output of every re-ranker here and of
+    :class:`~pairmeasures.pipelines.mmr.TopKMMR`."""
     if keep is not None and keep.any():
         order = np.where(keep, np.arange(len(order)), order)
     out = frame.iloc[order].reset_index(drop=True)
@@ -121,9 +122,9 @@ class DuoGreedy(pt.Transformer):
     def _reorder(self, inp: pd.DataFrame) -> pd.DataFrame:
         frame, polarity, offsets, unscored = _prepare(inp, "DuoGreedy")
         if len(frame) == 0:
-            return _reordered(frame, np.zeros(0, dtype=np.int64), offsets)
+            return reordered(frame, np.zeros(0, dtype=np.int64), offsets)
         if self.mode == "greedy" or self.Lambda == 1.0:
-            return _reordered(frame, duogreedy_lists(polarity, offsets, self.Lambda, self.k), offsets, unscored)
+            return reordered(frame, duogreedy_lists(polarity, offsets, self.Lambda, self.k), offsets, unscored)
         if polarity.shape[1] != 1:
             raise ValueError(f"DuoGreedy(mode='exact') needs one polarity axis, got {polarity.shape[1]}; "
                              "use mode='greedy' for several")
@@ -135,7 +136,7 @@ class DuoGreedy(pt.Transformer):
         head_rows = np.flatnonzero(head)
         order = np.arange(len(frame))
         order[head] = head_rows[duo_extreme_orders(polarity[head, 0], head_offsets, self.step, which="max")]
-        return _reordered(frame, order, offsets, unscored)
+        return reordered(frame, order, offsets, unscored)
 
 
 class BiasedOrdering(pt.Transformer):
@@ -161,9 +162,9 @@ class BiasedOrdering(pt.Transformer):
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         frame, polarity, offsets, unscored = _prepare(inp, "BiasedOrdering")
         if len(frame) == 0:
-            return _reordered(frame, np.zeros(0, dtype=np.int64), offsets)
+            return reordered(frame, np.zeros(0, dtype=np.int64), offsets)
         if polarity.shape[1] != 1:
             raise ValueError(f"BiasedOrdering needs one polarity axis, got {polarity.shape[1]}")
         which = "min" if self.which == "most" else "max"
-        return _reordered(frame, duo_extreme_orders(polarity[:, 0], offsets, which=which, pole=self.pole), offsets,
+        return reordered(frame, duo_extreme_orders(polarity[:, 0], offsets, which=which, pole=self.pole), offsets,
                           unscored)
