@@ -621,6 +621,15 @@ def test_renamed_math_modules_still_import_with_a_warning(old, moved):
     assert callable(pm.math.neutrality) and pm.math.neutrality is importlib.import_module("pairmeasures.math.fairr").neutrality
 
 
+def test_awrfs_group_form_moved_to_the_awrf_module_with_a_warning():
+    import pairmeasures.measures.exposure as exposure
+    from pairmeasures.measures import awrf, groupcombo
+
+    with pytest.warns(DeprecationWarning, match="exposure.GroupAttention moved to pairmeasures.measures.awrf"):
+        assert exposure.GroupAttention is awrf.GroupAttention
+    assert exposure.ExposureMeasure is groupcombo.ExposureMeasure
+
+
 def test_no_module_imports_another_modules_private_name():
     """An underscore means "only this module": what two modules share is public (STYLE.md). The command line
     (apps/) is being restructured separately and is not checked yet."""

@@ -147,6 +147,9 @@ class PairMeasure(measures.Measure):
     REFERENCE: ClassVar[str] = ""
     #: A measure string that parses, shown by ``pairmeasures measures NAME`` (default: ``NAME@10``).
     EXAMPLE: ClassVar[str] = ""
+    #: The documentation pages that define the measure and every parameter: for a built-in, files of
+    #: pairmeasures' ``docs/`` (``("duo.md",)``; AWRF has two); a plugin may give its own addresses.
+    PAGES: ClassVar[tuple[str, ...]] = ()
     #: Value of a query with nothing to measure (also ``DEFAULT`` for queries without results).
     DEGENERATE: ClassVar[float] = 0.0
     #: Says, in a few words, when a query has nothing to measure.

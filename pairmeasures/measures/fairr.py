@@ -16,6 +16,7 @@ from ..sideinfo import SideInfoError, resource_key
 from ..sideinfo.memo import Memo
 from .base import MeasureValues, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
+from .registry import register_builtin
 from .sideinputs import source_for
 from .termbase import TERM_PARAMS, TEXT_INPUT, TermMeasure
 
@@ -46,6 +47,7 @@ class _FaiRR(TermMeasure):
     SUPPORTED_PARAMS = dict(_NEUTRALITY_PARAMS)
     DIRECTION = "higher-fairer"
     RANGE = "at most the sum of 1/log2(r + 1) over r <= k (grows with k)"
+    PAGES = ("fairr.md",)
     REFERENCE = ("Rekabsaz, Kopeinik, Schedl: Societal Biases in Retrieved Contents: Measurement Framework and "
                  "Adversarial Mitigation for BERT Rankers, SIGIR 2021")
 
@@ -153,3 +155,4 @@ class _NFaiRR(_FaiRR):
 
 FaiRR = _FaiRR()
 NFaiRR = _NFaiRR()
+register_builtin(FaiRR, NFaiRR)
