@@ -13,44 +13,11 @@ information (resources, term lists, datasets) are cached in the process by their
 edited file is read again; ``pm.clear_caches()`` forgets them all.
 """
 
-from . import datasets, sideinfo
+import typing as _typing
+
+from . import datasets, measures, sideinfo
 from . import math as math  # pm.math; not in __all__, where it would shadow the standard library's math
-from .measures import (
-    ARP,
-    AWRF,
-    ERBE,
-    ERBP,
-    ERBR,
-    EXP,
-    EXPRU,
-    EXPU,
-    IAA,
-    NDKL,
-    PRF,
-    TED,
-    ARaB,
-    DegenerateQueryWarning,
-    DeltaAPRF,
-    Duo,
-    FaiRR,
-    Measured,
-    MeasureOutputError,
-    MeasureValues,
-    MissingSideInfoWarning,
-    NFaiRR,
-    PairMeasure,
-    RaB,
-    RankedLists,
-    RunInputError,
-    SideInput,
-    TExFAIR,
-    delta_a_prf,
-    nPRF,
-    pooled,
-    rKL,
-    rND,
-    rRD,
-)
+from .measures import *  # every measure (pm.Duo, pm.rKL, ...) and what writes or evaluates one: pm.measures.__all__
 from .plugins import PluginLoadWarning, hookimpl, plugin_manager, register_plugins
 from .sideinfo.memo import clear_caches
 
@@ -97,74 +64,42 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 # ``math`` (the array functions, ``pm.math``) is left out: ``from pairmeasures import *`` must not
-# shadow the standard library's ``math``.
+# shadow the standard library's ``math``. The names from pm.measures follow it.
 __all__ = [
-    "ARP",
-    "IAA",
-    "NDKL",
-    "ARaB",
-    "AWRF",
     "BiasedOrdering",
     "CachedBiEncoder",
     "CounterfactualSubstitution",
     "CounterfactualText",
     "CrossEncoderReranker",
-    "DegenerateQueryWarning",
-    "DeltaAPRF",
-    "Duo",
     "DuoGreedy",
-    "ERBE",
-    "ERBP",
-    "ERBR",
-    "EXP",
-    "EXPRU",
-    "EXPU",
     "Embedder",
     "EmbeddingCache",
-    "FaiRR",
     "FitSet",
     "generate_fitset",
     "validate_polarity",
     "Lexicon",
-    "MeasureOutputError",
-    "Measured",
-    "MeasureValues",
-    "MissingSideInfoWarning",
-    "NFaiRR",
-    "PairMeasure",
     "PluginLoadWarning",
     "PolarityModel",
     "PolarityScorer",
-    "PRF",
-    "RaB",
-    "RankedLists",
     "RetrievalSourceError",
-    "RunInputError",
-    "SideInput",
-    "TED",
     "TopKMMR",
-    "TExFAIR",
     "bi_encoder",
     "bm25",
     "clear_caches",
     "counterfactual_rbo",
     "crbo",
     "cross_encoder",
-    "delta_a_prf",
     "dense_retriever",
     "hookimpl",
     "pisa_index",
-    "nPRF",
     "plugin_manager",
-    "pooled",
-    "rKL",
-    "rND",
-    "rRD",
     "register_plugins",
     "sideinfo",
     "__version__",
     "datasets",
 ]
+if not _typing.TYPE_CHECKING:  # type checkers read them from the import above; a computed __all__ hides them
+    __all__ += measures.__all__
 
 register_plugins(plugin_manager())
 datasets.register_when_ir_datasets_loads()  # ir_datasets.load("pair/...") then works; ir_datasets is not imported here

@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pairmeasures as pm
-from pairmeasures.math.group_combos import COMBOS
-from pairmeasures.math.group_exposure import geometric_attention, log_exposure, per_group, rbp_exposure
+from pairmeasures.math.awrf import geometric_attention
+from pairmeasures.math.exposure import log_exposure, rbp_exposure
+from pairmeasures.math.group_combos import COMBOS, per_group
 
 frt = pytest.importorskip("FairRankTune.Metrics")
 

@@ -151,7 +151,7 @@ def test_batch_equals_single_lists():
        st.integers(1, 3), st.sampled_from([0.0, 0.001]))
 def test_remembered_bounds_equal_the_lattice_computed_afresh(masks, measure, step, kl_eps):
     """The normalisers depend only on (N, p) and the options: a warm memo gives exactly the cold computation."""
-    from pairmeasures.math import group_fairness as gf
+    from pairmeasures.math import group as gf
 
     offsets = np.concatenate([[0], np.cumsum([len(m) for m in masks])])
     flat = np.array([x for m in masks for x in m], dtype=bool)

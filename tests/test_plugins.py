@@ -36,6 +36,33 @@ def test_builtin_measures_come_through_the_hooks():
     assert any(p.NAME == "pairmeasures" for p in ir_measures.DefaultPipeline.providers)
 
 
+def test_the_builtin_measures_and_every_name_list_come_from_the_family_modules():
+    """A family module registers its measures and lists them in its __all__; BUILTIN_MEASURES (in the order of the
+    family imports in pairmeasures/measures/__init__.py), pm.measures' and pm's names and __all__ follow."""
+    import ast
+    import importlib
+
+    from pairmeasures.measures import BUILTIN_MEASURES
+
+    source = (ROOT / "pairmeasures" / "measures" / "__init__.py").read_text(encoding="utf-8")
+    starred = [f"pairmeasures.measures.{node.module}" for node in ast.parse(source).body
+               if isinstance(node, ast.ImportFrom) and node.level == 1 and [a.name for a in node.names] == ["*"]]
+    by_module: dict[str, list[str]] = {}
+    for measure in BUILTIN_MEASURES:
+        by_module.setdefault(type(measure).__module__, []).append(measure.NAME)
+    families = [module for module in starred if module in by_module]
+    assert list(by_module) == families, "each family registers its measures when imported, in the import order"
+    for module, names in by_module.items():
+        assert importlib.import_module(module).__all__ == names, f"{module}.__all__ lists exactly its measures"
+    for measure in BUILTIN_MEASURES:
+        assert getattr(pm, measure.NAME) is getattr(pm.measures, measure.NAME) is measure
+        assert ir_measures.measures.registry[measure.NAME] is measure
+    assert set(pm.measures.__all__) <= set(pm.__all__)
+    for name in pm.measures.__all__:
+        assert getattr(pm, name) is getattr(pm.measures, name)
+    assert "BUILTIN_MEASURES" in pm.measures.__all__ and "Duo" in pm.__all__
+
+
 def test_broken_plugins_warn_and_the_rest_keeps_working(tmp_path, monkeypatch):
     fake_distribution(tmp_path, "broken_plugin", "broken = no_such_module_for_pairmeasures")
     (tmp_path / "typo_plugin.py").write_text(textwrap.dedent("""

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import pairmeasures as pm
 from pairmeasures.math.group_combos import COMBOS
-from pairmeasures.math.rank_parity import favoured_pair_parts, iaa_lists, ndkl_lists
+from pairmeasures.math.parity import favoured_pair_parts, iaa_lists, ndkl_lists
 
 frt = pytest.importorskip("FairRankTune.Metrics")
 

@@ -143,7 +143,9 @@ def paired_bootstrap(values: np.ndarray, *, baseline: int | None = None, resampl
     return result
 
 
-def _check_per_query(per_query: pd.DataFrame) -> None:
+def check_per_query(per_query: pd.DataFrame) -> None:
+    """A TypeError or ValueError, naming what to change, unless ``per_query`` is a long frame of per-query results
+    with the columns ``system``, ``qid``, ``measure`` and numeric ``value`` (as the statistics here read it)."""
     import pandas as pd
 
     if not isinstance(per_query, pd.DataFrame):
@@ -180,7 +182,7 @@ def summarize(per_query: pd.DataFrame, *, baseline: str | None = None, resamples
     """
     import pandas as pd
 
-    _check_per_query(per_query)
+    check_per_query(per_query)
     frame = per_query.assign(system=per_query["system"].astype(str), qid=per_query["qid"].astype(str),
                              measure=per_query["measure"].astype(str),
                              value=pd.to_numeric(per_query["value"]).astype(np.float64))

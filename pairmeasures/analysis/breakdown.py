@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .bootstrap import _check_per_query
+from .bootstrap import check_per_query
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,7 +29,7 @@ def breakdown(per_query: pd.DataFrame, groups: Mapping[str, Sequence[str]], *, f
     """
     import pandas as pd
 
-    _check_per_query(per_query)
+    check_per_query(per_query)
     if not isinstance(groups, Mapping):
         raise TypeError(f"groups must map a qid to the {field!r} values of that query; got {type(groups).__name__}")
     if isinstance(min_size, bool) or not isinstance(min_size, int) or min_size < 1:

@@ -1,34 +1,19 @@
-"""Layer 1: the formulas, as pure NumPy functions on arrays in rank order (no I/O, no pandas)."""
+"""Layer 1: the formulas, as pure NumPy functions on arrays in rank order (no I/O, no pandas).
 
+Each measure family has the same module name here as in :mod:`pairmeasures.measures` (``duo``, ``group``,
+``texfair``, ``awrf``, ``fairr``, ``rab``, ``exposure``, ``parity``, ``prf``); helpers several families share have
+neutral names (``_lists``, ``group_combos``). The modules renamed in 0.2 (``neutrality``, ``group_fairness``,
+``rank_parity``, ``group_exposure``) still import, with a DeprecationWarning, until 0.3.
+"""
+
+# The old FaiRR module loads before the function of its name is bound below: loaded later (by an old import path),
+# it would rebind ``pairmeasures.math.neutrality`` to itself.
+from . import neutrality as _deprecated_neutrality  # noqa: F401
 from ._lists import list_index, list_lengths, prefix_sum, segment_sum
+from .awrf import awrf, awrf_lists, distribution_distance, position_weights
 from .axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
 from .duo import DEGENERATE_DUO, DuoResult, duo, duo_bounds, duo_depth_weights, duo_lists, duo_raw
-from .exposure import (
-    TermFairnessResult,
-    awrf,
-    awrf_lists,
-    distribution_distance,
-    max_ted,
-    position_weights,
-    rbdf,
-    ted,
-    term_exposure,
-    texfair,
-    texfair_lists,
-)
-from .group_fairness import (
-    DEGENERATE_GROUP_FAIRNESS,
-    GROUP_MEASURES,
-    GroupFairnessResult,
-    group_fairness_bounds,
-    group_fairness_lists,
-    group_fairness_raw,
-    prefix_disparity,
-    rkl,
-    rnd,
-    rrd,
-)
-from .neutrality import (
+from .fairr import (
     DEGENERATE_NFAIRR,
     NFaiRRResult,
     fairr,
@@ -40,11 +25,24 @@ from .neutrality import (
     position_discount,
     ranker_agnostic_fairr,
 )
+from .group import (
+    DEGENERATE_GROUP_FAIRNESS,
+    GROUP_MEASURES,
+    GroupFairnessResult,
+    group_fairness_bounds,
+    group_fairness_lists,
+    group_fairness_raw,
+    prefix_disparity,
+    rkl,
+    rnd,
+    rrd,
+)
 from .polarization import QueryAccuracy, consistent_accuracy, per_query_accuracy, perspective_accuracy
 from .prf import PRFResult, prf_lists
 from .rab import arab, bias_labels, gender_magnitudes, ibbr_magnitudes, rab, rank_bias_lists
 from .rbo import rbo
 from .reorder import duo_extreme_order, duo_extreme_orders, duogreedy_lists, duogreedy_order, most_signed_order
+from .texfair import TermFairnessResult, max_ted, rbdf, ted, term_exposure, texfair, texfair_lists
 
 __all__ = [
     "PRFResult",

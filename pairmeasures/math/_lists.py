@@ -11,7 +11,7 @@ from typing import Iterator
 
 import numpy as np
 
-__all__ = ["check_offsets", "list_lengths", "list_index", "list_positions", "pad_lists", "chunks_by_length", "segment_sum"]
+__all__ = ["check_offsets", "one_or_many_lists", "list_lengths", "list_index", "list_positions", "pad_lists", "chunks_by_length", "segment_sum"]
 
 
 def check_offsets(offsets: np.ndarray, n_rows: int) -> np.ndarray:
@@ -26,6 +26,15 @@ def check_offsets(offsets: np.ndarray, n_rows: int) -> np.ndarray:
             f"got start {offsets[0]}, end {offsets[-1]}"
         )
     return offsets
+
+
+def one_or_many_lists(values, offsets) -> tuple[np.ndarray, np.ndarray, bool]:
+    """``values`` as floats with checked ``offsets``, and whether they are one list: ``offsets=None`` makes every row
+    one list (for the functions that take a single ranking or, with ``offsets``, many)."""
+    values = np.asarray(values, dtype=np.float64)
+    single = offsets is None
+    offsets = np.array([0, values.shape[0]]) if single else check_offsets(offsets, values.shape[0])
+    return values, offsets, single
 
 
 def list_lengths(offsets: np.ndarray) -> np.ndarray:

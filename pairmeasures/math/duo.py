@@ -38,7 +38,8 @@ import numpy as np
 
 from ._lists import check_offsets, chunks_by_length, list_lengths, pad_lists
 
-__all__ = ["DuoResult", "duo", "duo_raw", "duo_bounds", "duo_lists", "duo_depth_weights", "DEGENERATE_DUO"]
+__all__ = ["DuoResult", "duo", "duo_raw", "duo_bounds", "duo_lists", "duo_depth_weights", "DEGENERATE_DUO", "check_step",
+           "checked_scores"]
 
 #: DUO of a list whose orderings all score the same (fewer than 3 documents, equal scores, ...),
 #: as in the reference implementation.
@@ -84,13 +85,16 @@ def duo_depth_weights(width: int, lengths: np.ndarray, step: int) -> np.ndarray:
     return base[None, :] * (depth[None, :] < np.asarray(lengths)[:, None])
 
 
-def _check_step(step: int) -> int:
+def check_step(step: int) -> int:
+    """``step`` as an int after checking it is a positive integer (DUO's depth step s); a ValueError otherwise."""
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 1:
         raise ValueError(f"step must be a positive integer, got {step!r}")
     return int(step)
 
 
-def _as_scores(p) -> np.ndarray:
+def checked_scores(p) -> np.ndarray:
+    """Polarity scores ``p`` as floats, 1-D (one axis) or 2-D (documents, axes), after checking they are finite; a
+    ValueError naming the first bad rank position otherwise."""
     scores = np.asarray(p, dtype=np.float64)
     if scores.ndim not in (1, 2):
         raise ValueError(f"polarity scores must be 1-D (one axis) or 2-D (documents, axes); got shape {scores.shape}")
@@ -192,8 +196,8 @@ def duo_lists(scores, offsets, step: int = 1) -> DuoResult:
     or ``(rows, m)`` for ``m`` axes; list ``q`` owns rows ``offsets[q]:offsets[q + 1]``. Lists are
     grouped by length and each group runs the exact interval programmes in one vectorised pass.
     """
-    step = _check_step(step)
-    scores = _as_scores(scores)
+    step = check_step(step)
+    scores = checked_scores(scores)
     offsets = check_offsets(offsets, scores.shape[0])
     n_lists = offsets.size - 1
     axes = 1 if scores.ndim == 1 else scores.shape[1]
@@ -229,7 +233,7 @@ def duo_lists(scores, offsets, step: int = 1) -> DuoResult:
 
 
 def _single(p, step: int) -> DuoResult:
-    scores = _as_scores(p)
+    scores = checked_scores(p)
     return duo_lists(scores, np.array([0, scores.shape[0]]), step)
 
 

@@ -1,202 +1,47 @@
-r"""Term exposure, TED, RBDF and TExFAIR (Abolghasemi et al., *Measuring Bias in a Ranked List
-using Term-based Representations*, Eq. 7-13), and the AWRF framework they instantiate (Eq. 4-6).
+r"""Position weights of the group-exposure measures (EXP, EXPU, EXPRU, ERBE, ERBP, ERBR).
 
-For a ranking :math:`d_1, \dots, d_k` and the position bias :math:`v_r = 1/\log_2(r + 1)`:
+Rows are the considered documents of all lists, in rank order, list ``q`` owning rows
+``offsets[q]:offsets[q+1]``; :math:`r` is a row's 1-based position within its list.
 
-- term exposure (Eq. 8): :math:`\mathrm{TE}@k(t) = \sum_{r \le k} v_r\, \mathrm{tf}(t, d_r) / |d_r|`;
-- group representation (Eq. 9): :math:`p(G) = \sum_{t \in V_G} \mathrm{TE}(t) / \sum_{G'} \sum_{t \in V_{G'}} \mathrm{TE}(t)`;
-- TED (Eq. 10): :math:`\sum_G |p(G) - \hat p_G|`, optionally times (Eq. 11-12)
-  :math:`\mathrm{RBDF} = \sum_{r \le k} v_r [d_r \text{ has a group term}] / \sum_{r \le k} v_r`;
-- TExFAIR (Eq. 13): :math:`\max \mathrm{TED} - \mathrm{TED}`, with
-  :math:`\max \mathrm{TED} = 2 (1 - \min_G \hat p_G)` (all exposure on the group with the
-  smallest target; 1 for two groups at ½).
+- :func:`log_exposure`: :math:`v_r = 1/\log_2(r + 1)` (Singh & Joachims 2018; FairRankTune's EXP, EXPU);
+- :func:`rbp_exposure`: :math:`(1 - \gamma)\,\gamma^{r-1}` (rank-biased precision, Kirnap et al. 2021, Eq. 2;
+  FairRankTune's ERBE, ERBP, ERBR).
 
-AWRF (Eq. 4-6) takes any alignment vectors :math:`a_{d_r} \in [0, 1]^{|G|}`, position weights
-:math:`v_r`, a target :math:`\hat E` and a distance :math:`\Delta`:
-:math:`\Delta(E / \lVert E \rVert_1, \hat E)` with :math:`E = \sum_r v_r a_{d_r}`. TED without RBDF is
-AWRF with :math:`a^G_{d} = \sum_{t \in V_G} \mathrm{tf}(t, d)/|d|`, log weights and the L1 distance.
+A measure's group value is the ratio of two per-group sums (:func:`pairmeasures.math.group_combos.per_group`),
+e.g. exposure over the number of documents of the group.
 
-The paper leaves the logarithm's base open; base 2 is used (every quantity here is a ratio of
-discounted sums, so the base does not change any value). A list with no group term at all has no
-group representation: its TED is 0 (with RBDF this is exact, since RBDF = 0) and it is flagged
-degenerate when RBDF is off; AWRF of a list with zero total exposure is 0, flagged degenerate.
-The discount's denominator in RBDF sums the positions the list has (at most k).
+Until pairmeasures 0.2 this module held TExFAIR, TED and AWRF, now :mod:`pairmeasures.math.texfair` and
+:mod:`pairmeasures.math.awrf` (their names still import from here, with a :class:`DeprecationWarning`, until 0.3;
+``pairmeasures.math.<name>`` is unchanged).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Union
-
 import numpy as np
 
-from ._lists import check_offsets, list_positions, prefix_sum, segment_sum
-from .neutrality import _targets, position_discount
+from .._moved import moved_names
 
-__all__ = ["DISTANCES", "WEIGHTS", "TermFairnessResult", "term_exposure", "rbdf", "ted", "max_ted", "texfair",
-           "texfair_lists", "awrf", "awrf_lists", "position_weights", "distribution_distance"]
-
-DISTANCES = ("l1", "jsd")
-WEIGHTS = ("log", "uniform", "geometric")
+__all__ = ["log_exposure", "rbp_exposure"]
 
 
-@dataclass(frozen=True)
-class TermFairnessResult:
-    """Per-list values; ``degenerate`` marks lists with no group exposure at all."""
-
-    value: np.ndarray
-    degenerate: np.ndarray
+def log_exposure(ranks) -> np.ndarray:
+    r""":math:`1/\log_2(r + 1)` for 1-based ranks :math:`r`."""
+    return 1.0 / np.log2(np.asarray(ranks, dtype=np.float64) + 1.0)
 
 
-def position_weights(ranks, weights: str = "log", patience: float = 0.5) -> np.ndarray:
-    """Attention per 1-based rank: ``log`` :math:`1/\\log_2(r+1)`, ``uniform`` 1, ``geometric`` :math:`p^{r-1}`."""
-    ranks = np.asarray(ranks, dtype=np.float64)
-    if weights == "log":
-        return position_discount(ranks)
-    if weights == "uniform":
-        return np.ones_like(ranks)
-    if weights == "geometric":
-        if not 0 < patience <= 1:
-            raise ValueError(f"patience must be in (0, 1]; got {patience}")
-        return patience ** (ranks - 1)
-    raise ValueError(f"weights must be one of {WEIGHTS}; got {weights!r}")
+def rbp_exposure(ranks, decay: float) -> np.ndarray:
+    r""":math:`(1 - \gamma)\,\gamma^{r-1}` for 1-based ranks :math:`r` and patience :math:`\gamma \in (0, 1)`."""
+    if not 0 < decay < 1:
+        raise ValueError(f"decay must be in (0, 1); got {decay}")
+    return (1.0 - decay) * decay ** (np.asarray(ranks, dtype=np.float64) - 1.0)
 
 
-def _lists_of(values, offsets) -> tuple[np.ndarray, np.ndarray, bool]:
-    values = np.asarray(values, dtype=np.float64)
-    single = offsets is None
-    offsets = np.array([0, values.shape[0]]) if single else check_offsets(offsets, values.shape[0])
-    return values, offsets, single
+#: The names this module held until 0.2 (TExFAIR, TED, AWRF) and where they live now; removed in 0.3.
+_MOVED = {
+    **{name: "pairmeasures.math.texfair" for name in ("TermFairnessResult", "term_exposure", "rbdf", "ted", "max_ted",
+                                                      "texfair", "texfair_lists")},
+    **{name: "pairmeasures.math.awrf" for name in ("DISTANCES", "WEIGHTS", "awrf", "awrf_lists", "position_weights",
+                                                   "distribution_distance")},
+}
 
-
-def _proportions(counts: np.ndarray, lengths) -> np.ndarray:
-    """tf(t, d) / |d| per row; a document with no tokens has no term occurrences and contributes 0."""
-    lengths = np.asarray(lengths, dtype=np.float64)
-    if lengths.shape != counts.shape[:1]:
-        raise ValueError(f"lengths must give one token count per document ({counts.shape[0]}); got {lengths.shape}")
-    if np.any(counts.sum(axis=1) > lengths):
-        raise ValueError("a document has more term occurrences than tokens: lengths must count all tokens")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(lengths[:, None] > 0, counts / lengths[:, None], 0.0)
-
-
-def term_exposure(term_counts, lengths, offsets=None) -> np.ndarray:
-    """TE@k per term (Eq. 8): ``term_counts`` ``(n_docs, n_terms)`` in rank order, ``lengths`` the
-    documents' token counts. One list gives ``(n_terms,)``; with ``offsets``, ``(n_lists, n_terms)``."""
-    counts, offsets, single = _lists_of(term_counts, offsets)
-    if counts.ndim != 2:
-        raise ValueError(f"term_counts must be an (n_docs, n_terms) matrix; got shape {counts.shape}")
-    exposure = segment_sum(_proportions(counts, lengths) * position_discount(list_positions(offsets))[:, None], offsets)
-    return exposure[0] if single else exposure
-
-
-def rbdf(representative, offsets=None) -> Union[float, np.ndarray]:
-    """RBDF (Eq. 11): the share of position weight on documents with at least one group term."""
-    mask, offsets, single = _lists_of(representative, offsets)
-    share = _rbdf(mask, list_positions(offsets), offsets, np.diff(offsets)[:, None])[:, 0]
-    return float(share[0]) if single else share
-
-
-def _rbdf(mask: np.ndarray, positions: np.ndarray, offsets: np.ndarray, prefixes: np.ndarray) -> np.ndarray:
-    """RBDF of the top ``prefixes[q, j]`` documents of each list; 0 for an empty prefix."""
-    weights = position_discount(positions)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = prefix_sum(weights * (mask > 0), offsets, prefixes) / prefix_sum(weights, offsets, prefixes)
-    return np.nan_to_num(share, nan=0.0)
-
-
-def max_ted(targets) -> float:
-    """The largest TED any ranking can have: :math:`2 (1 - \\min_G \\hat p_G)`."""
-    targets = np.asarray(targets, dtype=np.float64)
-    return float(2.0 * (1.0 - targets.min()))
-
-
-def texfair_lists(group_counts, lengths, targets, offsets, use_rbdf: bool = True,
-                  prefixes=None) -> tuple[TermFairnessResult, TermFairnessResult]:
-    """TED and TExFAIR of many lists: ``group_counts`` ``(n_docs, n_groups)`` in rank order.
-
-    With ``prefixes`` ``(n_lists, J)``, of the top ``prefixes[q, j]`` documents of each list q, in one pass
-    (values ``(n_lists, J)``): every cut-off of a run from the same prefix sums of Eq. 8 and 11.
-    """
-    counts, offsets, _ = _lists_of(group_counts, offsets)
-    if counts.ndim != 2:
-        raise ValueError(f"group_counts must be an (n_docs, n_groups) matrix; got shape {counts.shape}")
-    targets = _targets(targets, counts.shape[1])
-    lengths_of_lists = np.diff(offsets)
-    cut = lengths_of_lists[:, None] if prefixes is None else np.asarray(prefixes, dtype=np.int64)
-    if cut.ndim != 2 or cut.shape[0] != lengths_of_lists.size or (cut < 0).any() or (cut > lengths_of_lists[:, None]).any():
-        raise ValueError(f"prefixes must be an (n_lists, J) matrix of prefix lengths within each list; got {cut.shape}")
-    positions = list_positions(offsets)
-    exposure = prefix_sum(_proportions(counts, lengths) * position_discount(positions)[:, None], offsets, cut)
-    total = exposure.sum(axis=2)
-    degenerate = ~(total > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        representation = exposure / total[:, :, None]
-    divergence = np.where(degenerate, 0.0, np.abs(representation - targets).sum(axis=2))
-    if use_rbdf:
-        divergence = divergence * _rbdf(counts.sum(axis=1), positions, offsets, cut)
-        degenerate = np.zeros_like(degenerate)  # TED = 0 exactly: no document is representative
-    if prefixes is None:
-        divergence, degenerate = divergence[:, 0], degenerate[:, 0]
-    ted_result = TermFairnessResult(value=divergence, degenerate=degenerate)
-    return ted_result, TermFairnessResult(value=max_ted(targets) - divergence, degenerate=degenerate)
-
-
-def ted(group_counts, lengths, targets, use_rbdf: bool = True) -> float:
-    """TED of one ranking (Eq. 10, times RBDF as in Eq. 12 when ``use_rbdf``)."""
-    counts = np.asarray(group_counts, dtype=np.float64)
-    return float(texfair_lists(counts, lengths, targets, np.array([0, counts.shape[0]]), use_rbdf)[0].value[0])
-
-
-def texfair(group_counts, lengths, targets, use_rbdf: bool = True) -> float:
-    """TExFAIR of one ranking (Eq. 13): ``max TED - TED``; 1 - TED for two groups at ½."""
-    counts = np.asarray(group_counts, dtype=np.float64)
-    return float(texfair_lists(counts, lengths, targets, np.array([0, counts.shape[0]]), use_rbdf)[1].value[0])
-
-
-def distribution_distance(distribution: np.ndarray, target: np.ndarray, distance: str = "l1") -> np.ndarray:
-    """Row-wise distance between distributions: ``l1`` (sum of absolute differences, in [0, 2]) or
-    ``jsd`` (Jensen-Shannon divergence in bits, in [0, 1])."""
-    if distance == "l1":
-        return np.abs(distribution - target).sum(axis=-1)
-    if distance == "jsd":
-        middle = (distribution + target) / 2.0
-
-        def kl(p, q):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return np.where(p > 0, p * np.log2(p / q), 0.0).sum(axis=-1)
-
-        return np.maximum(0.0, 0.5 * kl(distribution, middle) + 0.5 * kl(np.broadcast_to(target, distribution.shape), middle))
-    raise ValueError(f"distance must be one of {DISTANCES}; got {distance!r}")
-
-
-def awrf_lists(alignment, targets, offsets, weights: Union[str, np.ndarray] = "log", distance: str = "l1",
-               patience: float = 0.5) -> TermFairnessResult:
-    """AWRF (Eq. 4-6) of many lists: ``alignment`` ``(n_docs, n_groups)`` in rank order.
-
-    ``weights`` names a position weighting (:data:`WEIGHTS`) or gives one attention value per row.
-    """
-    alignment, offsets, _ = _lists_of(alignment, offsets)
-    if alignment.ndim != 2 or np.any(alignment < 0):
-        raise ValueError("alignment must be an (n_docs, n_groups) matrix of non-negative associations")
-    targets = _targets(targets, alignment.shape[1])
-    if isinstance(weights, str):
-        attention = position_weights(list_positions(offsets), weights, patience)
-    else:
-        attention = np.asarray(weights, dtype=np.float64)
-        if attention.shape != alignment.shape[:1] or np.any(attention < 0):
-            raise ValueError("explicit weights need one non-negative value per ranked document")
-    exposure = segment_sum(alignment * attention[:, None], offsets)
-    total = exposure.sum(axis=1)
-    degenerate = ~(total > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        distribution = np.where(degenerate[:, None], targets, exposure / total[:, None])
-    return TermFairnessResult(value=distribution_distance(distribution, targets, distance), degenerate=degenerate)
-
-
-def awrf(alignment, targets, weights: Union[str, np.ndarray] = "log", distance: str = "l1",
-         patience: float = 0.5) -> float:
-    """AWRF of one ranking; ``weights`` may also be an explicit array of per-position attention."""
-    alignment = np.asarray(alignment, dtype=np.float64)
-    return float(awrf_lists(alignment, targets, np.array([0, alignment.shape[0]]), weights, distance, patience).value[0])
-
+__getattr__, _ = moved_names(__name__, _MOVED, removed_in="0.3")

@@ -13,13 +13,19 @@ mean exposure of the group's documents, then combines the values of the groups t
 
 with :math:`\bar x` the mean over the :math:`G` groups present. These are FairRankTune's
 ``ComboUtil`` functions, vectorised over lists.
+
+Rows are the considered documents of all lists, in rank order, list ``q`` owning rows ``offsets[q]:offsets[q+1]``
+(:mod:`pairmeasures.math._lists`). :func:`per_group` sums any per-row value by (list, group); a measure's group
+value is the ratio of two such sums (e.g. exposure over the number of documents of the group).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["COMBOS", "combine_groups", "group_sums"]
+from ._lists import check_offsets, list_index, list_positions
+
+__all__ = ["COMBOS", "combine_groups", "group_sums", "per_group", "positions"]
 
 #: FairRankTune's names for the ways of combining per-group values, in its order of definition.
 COMBOS = ("MinMaxRatio", "MaxMinRatio", "MaxMinDiff", "MaxAbsDiff", "MeanAbsDev", "LTwo", "Variance")
@@ -33,6 +39,27 @@ def group_sums(values: np.ndarray, row_list: np.ndarray, codes: np.ndarray, n_li
     flat = np.bincount(row_list.astype(np.int64) * n_groups + codes, weights=np.asarray(values, dtype=np.float64),
                        minlength=n_lists * n_groups)
     return flat.reshape(n_lists, n_groups)
+
+
+def positions(offsets) -> np.ndarray:
+    """Every row's 1-based position within its list, as floats (for the position weights)."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    return list_positions(offsets).astype(np.float64)
+
+
+def per_group(values, offsets, codes, n_groups: int) -> np.ndarray:
+    """Sum of ``values`` (one per row) for each (list, group): shape ``(lists, n_groups)``.
+
+    ``codes`` gives each row's group, ``0 <= code < n_groups``.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    offsets = check_offsets(np.asarray(offsets, dtype=np.int64), values.shape[0])
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.shape != values.shape:
+        raise ValueError(f"codes must give one group per row ({values.shape[0]}); got shape {codes.shape}")
+    if codes.size and (codes.min() < 0 or codes.max() >= n_groups):
+        raise ValueError(f"group codes must be in [0, {n_groups}); got {codes.min()}..{codes.max()}")
+    return group_sums(values, list_index(offsets), codes, offsets.size - 1, n_groups)
 
 
 def combine_groups(values: np.ndarray, present: np.ndarray, combo: str) -> tuple[np.ndarray, np.ndarray]:

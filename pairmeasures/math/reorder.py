@@ -32,13 +32,13 @@ from typing import Optional
 import numpy as np
 
 from ._lists import check_offsets, list_lengths
-from .duo import _as_scores, _check_step, duo_depth_weights, duo_lists
+from .duo import check_step, checked_scores, duo_depth_weights, duo_lists
 
 #: Cells of the boolean backtracking tables built in one vectorised pass (about 50 MB).
 _MAX_CHOICE_CELLS = 50_000_000
 
 __all__ = ["duo_extreme_order", "duo_extreme_orders", "duogreedy_order", "duogreedy_lists", "most_signed_order",
-           "window_orders"]
+           "window_orders", "check_lambda_k"]
 
 
 def _check_which(which: str, pole: Optional[int]) -> None:
@@ -116,9 +116,9 @@ def duo_extreme_orders(scores, offsets, step: int = 1, which: str = "max", pole:
     ``offsets[q]:offsets[q + 1]``. Returns row indices: ``order[offsets[q]:offsets[q + 1]]`` lists
     the rows of list ``q`` in the new order. Lists of equal length run in one vectorised pass.
     """
-    step = _check_step(step)
+    step = check_step(step)
     _check_which(which, pole)
-    scores = _as_scores(scores)
+    scores = checked_scores(scores)
     if scores.ndim != 1:
         raise ValueError(f"duo_extreme_orders takes one polarity axis (1-D scores); got shape {scores.shape}. "
                          "Pass one column, e.g. scores[:, 0].")
@@ -141,7 +141,7 @@ def duo_extreme_order(p, step: int = 1, which: str = "max", pole: Optional[int] 
     ``p[duo_extreme_order(p)]`` has DUO 0 (most diverse); with ``which="min"`` DUO 1 (least
     diverse), and ``pole=+1``/``-1`` puts that side's scores first (most biased toward the pole).
     """
-    scores = _as_scores(p)
+    scores = checked_scores(p)
     return duo_extreme_orders(scores, np.array([0, scores.shape[0]]), step, which, pole)
 
 
@@ -179,8 +179,8 @@ def duogreedy_lists(scores, offsets, Lambda: float = 0.5, k: int = 10) -> np.nda
 
     Returns row indices like :func:`duo_extreme_orders`; rows below ``k`` keep their order.
     """
-    Lambda, k = _check_lambda_k(Lambda, k)
-    scores = _as_scores(scores)
+    Lambda, k = check_lambda_k(Lambda, k)
+    scores = checked_scores(scores)
     offsets = check_offsets(offsets, scores.shape[0])
     columns = scores.reshape(scores.shape[0], -1)
     lengths = list_lengths(offsets)
@@ -197,11 +197,13 @@ def duogreedy_lists(scores, offsets, Lambda: float = 0.5, k: int = 10) -> np.nda
 
 def duogreedy_order(p, Lambda: float = 0.5, k: int = 10) -> np.ndarray:
     """Positions of ``p`` (one list in rank order) in DuoGreedy's order."""
-    scores = _as_scores(p)
+    scores = checked_scores(p)
     return duogreedy_lists(scores, np.array([0, scores.shape[0]]), Lambda, k)
 
 
-def _check_lambda_k(Lambda, k) -> tuple[float, int]:
+def check_lambda_k(Lambda, k) -> tuple[float, int]:
+    """DuoGreedy's ``Lambda`` (a number in [0, 1]) and ``k`` (a positive integer), checked, as float and int; a
+    ValueError naming the parameter otherwise."""
     if isinstance(Lambda, bool) or not isinstance(Lambda, (int, float, np.integer, np.floating)) or not 0 <= Lambda <= 1:
         raise ValueError(f"Lambda must be a number in [0, 1] (1 keeps the input order, 0 lowers DUO most), got {Lambda!r}")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:

@@ -10,10 +10,12 @@ import numpy as np
 from ir_measures import measures
 
 from ..math import awrf_lists, max_ted
+from ..math.awrf import geometric_attention
+from ..math.group_combos import per_group, positions
 from .base import MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
-from .exposure import GroupAttention
-from .groupcombo import COMBO_PARAM, GROUP_PARAM
+from .groupcombo import COMBO_PARAM, GROUP_PARAM, ExposureMeasure, GroupComboMeasure
 from .ranked import RankedLists
+from .registry import register_builtin
 from .termbase import TARGETS_PARAM, TERM_PARAMS, TermMeasure
 
 #: Parameters of each form of AWRF (besides the common ones); giving one of the other form is an error.
@@ -21,6 +23,23 @@ _GROUP_FORM_PARAMS = ("group", "combo", "p")
 _TERM_FORM_PARAMS = ("text", "terms", "tokenizer", "overlap", "targets", "alignment", "weights", "patience", "distance")
 
 __all__ = ["AWRF"]
+
+
+class GroupAttention(ExposureMeasure):
+    r"""AWRF's group form (Sapiezynski et al. 2019; FairRankTune's ``AWRF``), evaluated for ``AWRF(form='groups')``.
+
+    .. math::  x_g = \frac{1}{|g|} \sum_{d_r \in g} 100\,(1 - p)^{r-1}\, p, \qquad
+               \mathrm{AWRF}@k = \mathrm{combo}_g\, x_g
+    """
+
+    __name__ = "AWRF"
+    NAME = __name__
+    P_PARAM = RangedParam(dtype=(float, int), default=0.5, low=0, high=1, low_open=True, desc="form='groups': the share of attention rank 1 gets (FairRankTune's p); rank r gets 100 (1 - p)^(r-1) p")
+    SUPPORTED_PARAMS = {**GroupComboMeasure.SUPPORTED_PARAMS, "p": P_PARAM}
+
+    def group_parts(self, lists: RankedLists, codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+        attention = geometric_attention(positions(lists.offsets), float(self.param("p")))
+        return per_group(attention, lists.offsets, codes, n_groups), self.counts(lists, codes, n_groups)
 
 
 class _AWRF(TermMeasure):
@@ -55,6 +74,7 @@ class _AWRF(TermMeasure):
     DEGENERATE_REASON = "no group exposure at all"
     DIRECTION = "lower-fairer"
     RANGE = "[0, 2(1 - smallest target)] (l1), [0, 1] (jsd)"
+    PAGES = ("texfair.md", "group-exposure.md")
     REFERENCE = ("Sapiezynski, Zeng, Robertson, Mislove, Wilson: Quantifying the Impact of User Attention on Fair "
                  "Group Representation in Ranked Lists, WWW 2019 companion")
 
@@ -124,3 +144,4 @@ class _AWRF(TermMeasure):
 
 
 AWRF = _AWRF()
+register_builtin(AWRF)

@@ -7,23 +7,23 @@ parameters) plus two methods the provider calls on a whole run at once:
   measure considers (cutoff, relevance threshold) and attaches its side inputs, validated;
 - :meth:`PairMeasure.compute` returns one value per query, vectorised across queries, by calling
   :mod:`pairmeasures.math`.
+
+What a measure reads besides the ranking it declares as side inputs (:class:`SideInput`); how they are resolved,
+converted and checked is :mod:`pairmeasures.measures.sideinputs`.
 """
 
 from __future__ import annotations
 
 import math
-import sys
-import warnings
 from dataclasses import dataclass
-from types import FrameType
-from typing import Any, ClassVar, NoReturn, Optional, Sequence, cast
+from typing import ClassVar, Optional, Sequence, cast
 
 import numpy as np
 from ir_measures import measures
 from ir_measures.measures.base import MeanAgg
 
-from .. import sideinfo
-from .ranked import RankedLists, RunInputError
+from .ranked import RankedLists
+from .sideinputs import MissingSideInfoWarning, SideInput, attach, resource_example, source_for
 
 __all__ = ["PairMeasure", "MeasureValues", "SideInput", "DegenerateQueryWarning", "MissingSideInfoWarning",
            "COMMON_PARAMS", "RangedParam", "MAX_CUTOFF", "MeasureOutputError", "degenerate_causes", "DIRECTIONS",
@@ -60,24 +60,6 @@ class DegenerateQueryWarning(UserWarning):
 
 class MeasureOutputError(RuntimeError):
     """A measure's :meth:`PairMeasure.evaluate` returned something other than one value per query."""
-
-
-class MissingSideInfoWarning(UserWarning):
-    """Some documents had no side information and were given the neutral value (``missing='neutral'``)."""
-
-
-#: The packages between a user's call (``ir_measures.calc_aggregate``, ``pt.Experiment``) and a measure.
-_EVALUATING_PACKAGES = frozenset({"pairmeasures", "ir_measures", "pyterrier", "pandas"})
-
-
-def user_stacklevel() -> int:
-    """The ``stacklevel`` for ``warnings.warn`` in the calling function that names the user's call: the first
-    frame outside pairmeasures and the libraries that evaluate through it (1, the caller, if there is none)."""
-    frame: Optional[FrameType] = sys._getframe(1)
-    level = 1
-    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in _EVALUATING_PACKAGES:
-        frame, level = frame.f_back, level + 1
-    return level if frame is not None else 1
 
 
 @dataclass(frozen=True)
@@ -142,32 +124,6 @@ class RangedParam(measures.ParamInfo):
         return f"{kind} in {'(' if self.low_open else '['}{low}, {self.high}{')' if self.high_open else ']'}"
 
 
-@dataclass(frozen=True)
-class SideInput:
-    """A side input a measure reads: from the run column ``column``, or from the resource named by
-    the measure parameter ``param`` when it is set. ``kind`` is ``"scores"`` (floats, or one
-    sequence of floats per document for several axes), ``"labels"`` (any hashable) or ``"text"``
-    (strings). ``neutral`` is the value a document without one gets under ``missing='neutral'``
-    (for measures that offer that choice)."""
-
-    column: str
-    param: str
-    kind: str
-    neutral: Any = None
-
-
-#: Resources a side input of each kind can name, for error messages.
-_EXAMPLE_RESOURCES = {"scores": ("tsv:FILE", "pca:DIR"), "labels": ("tsv:FILE", "beir:DIR"),
-                      "text": ("corpus:DIR", "irds:DATASET")}
-
-
-#: What to name instead, by side-input kind, when a resource provides the wrong kind.
-_RESOURCES_OF = {
-    "scores": "a resource of numbers (pca:irds:DATASET or pca:DIR, or a tsv: file of numeric columns)",
-    "labels": "a resource of labels (irds:DATASET with gold labels, beir:DIR, or a tsv: file with one label column)",
-    "text": "a text resource (irds:DATASET or corpus:DIR), or give the run a 'text' column",
-}
-
 COMMON_PARAMS = {
     "cutoff": RangedParam(dtype=int, required=False, low=1, high=MAX_CUTOFF, desc="ranking cutoff: only the top k documents of the system's ranking are considered"),
     "rel": measures.ParamInfo(dtype=int, default=None, desc="relevance threshold: only documents with a qrel >= rel count, in the order the system ranked them (default: every ranked document)"),
@@ -191,6 +147,9 @@ class PairMeasure(measures.Measure):
     REFERENCE: ClassVar[str] = ""
     #: A measure string that parses, shown by ``pairmeasures measures NAME`` (default: ``NAME@10``).
     EXAMPLE: ClassVar[str] = ""
+    #: The documentation pages that define the measure and every parameter: for a built-in, files of
+    #: pairmeasures' ``docs/`` (``("duo.md",)``; AWRF has two); a plugin may give its own addresses.
+    PAGES: ClassVar[tuple[str, ...]] = ()
     #: Value of a query with nothing to measure (also ``DEFAULT`` for queries without results).
     DEGENERATE: ClassVar[float] = 0.0
     #: Says, in a few words, when a query has nothing to measure.
@@ -267,7 +226,7 @@ class PairMeasure(measures.Measure):
 
     def resource_example(self, side: SideInput) -> str:
         """How to name a resource for ``side`` instead of a run column, e.g. ``rKL(group='tsv:FILE' | 'beir:DIR')``."""
-        return f"{self.NAME}({side.param}={' | '.join(repr(r) for r in _EXAMPLE_RESOURCES[side.kind])})"
+        return resource_example(self, side)
 
     def run_columns(self) -> list[str]:
         """Run columns this measure reads (side inputs not taken from a named resource)."""
@@ -293,80 +252,15 @@ class PairMeasure(measures.Measure):
         if rel is not None:
             lists = lists.select(lists.relevance >= rel)
         for side in self.side_inputs():
-            lists = self._attach(lists, side)
+            lists = attach(self, lists, side)
         return lists
-
-    def _attach(self, lists: RankedLists, side: SideInput) -> RankedLists:
-        spec = self.param(side.param)
-        source = None
-        if spec is None:
-            raw = lists.column(side.column)
-            origin = f"the run's {side.column!r} column"
-        else:
-            source = self._source(side)
-            raw = source.lookup(lists.row_query_ids(), lists.doc_ids, lists.columns)
-            origin = f"resource {spec!r}"
-        values, present = _convert(raw, side, lists, self, origin)
-        if side.kind == "text":
-            _check_text(values, present, lists, self, origin)
-        if not present.all():
-            absent = np.flatnonzero(~present)
-            if self.param("missing") == "skip":
-                lists = lists.select(present)
-                values = values[present]
-            elif self.param("missing") == "neutral":
-                values = values.copy()
-                values[absent] = side.neutral
-                warnings.warn(f"{self}: {absent.size} of {present.size} considered documents have no {side.column} in "
-                              f"{origin} (e.g. {lists.describe(absent[0])}) and count as neutral; pass "
-                              "missing='error' to stop at the first one", MissingSideInfoWarning,
-                              stacklevel=user_stacklevel())
-            else:
-                row = int(absent[0])
-                explain = getattr(source, "missing_reason", None)
-                reason = explain(str(lists.row_query_ids()[row]), str(lists.doc_ids[row])) if explain else None
-                raise RunInputError(
-                    f"{self}: no {side.column} for {lists.describe(row)} in {origin}" + (f" ({reason})" if reason else "")
-                    + f"; {absent.size} of {present.size} considered documents lack one. Provide it, "
-                    f"set rel= to consider only judged documents, or pass missing='skip'"
-                    + (" or 'neutral'." if "neutral" in (self.SUPPORTED_PARAMS["missing"].choices or ()) else ".")
-                )
-        if side.kind == "scores":
-            _check_scores(values, lists, self, origin, side.column)
-        return lists.with_columns(**{side.column: values})
 
     def check_resources(self) -> None:
         """Resolve every resource this measure names and check its kind, so that a missing file or a
         resource of the wrong kind fails before any run is produced or read."""
         for side in self.side_inputs():
             if self.param(side.param) is not None:
-                self._source(side)
-
-    def _source(self, side: SideInput):
-        spec = self.param(side.param)
-        try:
-            source = sideinfo.resolve(spec)
-        except sideinfo.SideInfoError as exc:  # a resource's own error, e.g. a damaged line: keep its type
-            exc.args = (f"{self}: {exc}",)
-            raise
-        except OSError as exc:  # e.g. a file that does not exist
-            raise sideinfo.SideInfoError(f"{self}: {exc}") from exc
-        offered = sideinfo.kinds(source, side.kind)
-        kind = side.kind if side.kind in offered else "scores" if side.kind == "labels" and "scores" in offered else None
-        if kind is None:
-            reason = getattr(source, "kind_reason", "")
-            needs = side.kind if side.column == side.kind else f"{side.kind} ({side.column})"
-            raise RunInputError(f"{self}: resource {spec!r} provides document {' and '.join(offered)}, but {side.param}= "
-                                f"needs {needs}" + (f" ({reason})" if reason else "")
-                                + f"; name {_RESOURCES_OF[side.kind]} instead")
-        for_kind = getattr(source, "for_kind", None)
-        if for_kind is None:
-            return source
-        try:
-            return for_kind(kind)
-        except sideinfo.SideInfoError as exc:
-            exc.args = (f"{self}: {exc}",)
-            raise
+                source_for(self, side)
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         """One value per query of the prepared ``lists``; vectorised across queries."""
@@ -398,103 +292,3 @@ class PairMeasure(measures.Measure):
     def at(self, cutoff: int) -> "PairMeasure":
         """This measure at another cut-off (``self @ cutoff``, typed)."""
         return cast(PairMeasure, self @ cutoff)
-
-
-def _check_text(values: np.ndarray, present: np.ndarray, lists: RankedLists, measure: PairMeasure, origin: str) -> None:
-    import pandas as pd
-
-    if pd.api.types.infer_dtype(values[present], skipna=False) in ("string", "empty"):
-        return
-    wrong = np.flatnonzero(present & np.array([not isinstance(v, str) for v in values], dtype=bool))
-    if wrong.size:
-        row = int(wrong[0])
-        raise RunInputError(f"{measure}: the text of {lists.describe(row)} in {origin} is a "
-                            f"{type(values[row]).__name__}, not a string")
-
-
-def _present(raw: np.ndarray) -> np.ndarray:
-    """Which values are not missing (None, NaN, pandas' NA/NaT): one vectorised pass."""
-    import pandas as pd
-
-    if raw.ndim != 1:
-        return np.array([not _is_missing(v) for v in raw], dtype=bool)
-    return ~np.asarray(pd.isna(raw.astype(object, copy=False)), dtype=bool)
-
-
-def _is_missing(value) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, (float, np.floating)):
-        return bool(np.isnan(value))
-    return type(value).__name__ in ("NAType", "NaTType")  # pandas' missing markers
-
-
-def _convert(raw, side: SideInput, lists: RankedLists, measure: PairMeasure, origin: str) -> tuple[np.ndarray, np.ndarray]:
-    """Side values as an array of the kind's shape, and which rows have one; a value that does not
-    convert names the measure, the query and document, and the origin."""
-    raw = np.asarray(raw) if not isinstance(raw, np.ndarray) else raw
-    if side.kind in ("labels", "text"):
-        if raw.ndim != 1:
-            raise RunInputError(f"{measure}: {origin} gives {raw.shape[1]} values per document; {side.column} "
-                                f"needs one {'label' if side.kind == 'labels' else 'text'} per document")
-        return raw.astype(object), _present(raw)
-    if raw.dtype != object:
-        try:
-            values = raw.astype(np.float64)
-        except (TypeError, ValueError):
-            raw = raw.astype(object)
-        else:
-            present = ~np.isnan(values) if values.ndim == 1 else ~np.isnan(values).all(axis=1)
-            return values, present
-    present = _present(raw)
-    rows = np.flatnonzero(present)
-    if not rows.size:
-        return np.full(raw.shape[0], np.nan), present
-    try:
-        stacked = np.asarray(list(raw[rows]), dtype=np.float64)
-    except (TypeError, ValueError):
-        stacked = None
-    if stacked is None or stacked.ndim > 2:
-        _raise_first_unconvertible(raw, rows, side, lists, measure, origin)
-    values = np.full((raw.shape[0],) + stacked.shape[1:], np.nan)
-    values[present] = stacked
-    return values, present
-
-
-def _raise_first_unconvertible(raw: np.ndarray, rows: np.ndarray, side: SideInput, lists: RankedLists,
-                               measure: PairMeasure, origin: str) -> NoReturn:
-    """Raise a RunInputError naming the first value that is not a number or a sequence of numbers, or
-    the first two documents with different numbers of axes (the slow path of :func:`_convert`)."""
-    widths: dict[int, int] = {}  # number of axes (0: a scalar) -> first row with it
-    for row in rows.tolist():
-        value = raw[row]
-        try:
-            number = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            number = None
-        if number is None or number.ndim > 1 or (number.ndim == 1 and number.size == 0):
-            raise RunInputError(f"{measure}: {side.column} values must be numbers or sequences of numbers; "
-                                f"{lists.describe(row)} has {value!r} in {origin}")
-        widths.setdefault(number.size if number.ndim else 0, row)
-        if len(widths) > 1:
-            (one, first), (other, second) = widths.items()
-            raise RunInputError(
-                f"{measure}: {side.column} values mix scalars and sequences, or sequences of lengths {sorted(widths)}: "
-                f"{lists.describe(first)} has {_axes(one)}, {lists.describe(second)} {_axes(other)} in {origin}; "
-                "give every document the same number of axes")
-    raise RunInputError(f"{measure}: {side.column} values in {origin} do not convert to numbers")
-
-
-def _axes(width: int) -> str:
-    return "a number" if width == 0 else f"{width} number(s)"
-
-
-def _check_scores(values: np.ndarray, lists: RankedLists, measure: PairMeasure, origin: str, name: str) -> None:
-    bad = ~np.isfinite(values)
-    if bad.ndim == 2:
-        bad = bad.any(axis=1)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise RunInputError(f"{measure}: non-finite {name} {values[row]} for {lists.describe(row)} in {origin}; "
-                            f"{name} values must be finite numbers")
-

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from .pooled import _ranked_lists
+from .pooled import ranked_lists_for
 from .prf import PRF
 
 __all__ = ["DeltaAPRF", "delta_a_prf"]
@@ -65,7 +65,7 @@ def delta_a_prf(run: Any, qrels: Any, *, groups: tuple[str, str] = ("male", "fem
     measures = [PRF(of=group, degenerate="exclude", **params) for group in groups]
     if cutoff is not None:
         measures = [m.at(cutoff) for m in measures]
-    lists = _ranked_lists(measures[0], run, qrels)
+    lists = ranked_lists_for(measures[0], run, qrels)
     results = [m.evaluate(lists) for m in measures]
     query_ids = np.asarray(lists.query_ids, dtype=str)
     means, counts = {}, {}

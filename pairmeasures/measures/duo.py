@@ -8,6 +8,7 @@ from ir_measures import measures
 from ..math import DEGENERATE_DUO, duo_lists
 from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
+from .registry import register_builtin
 
 __all__ = ["Duo"]
 
@@ -44,6 +45,7 @@ class _Duo(PairMeasure):
     SIDE_INPUTS = (SideInput(column="polarity", param="polarity", kind="scores"),)
     DIRECTION = "lower-fairer"
     RANGE = "[0, 1]"
+    PAGES = ("duo.md",)
     REFERENCE = ("Ziems, Held, Dwivedi-Yu, Yang: Measuring and Addressing Indexical Bias in Information Retrieval "
                  "(PAIR), Findings of ACL 2024")
     DEGENERATE = DEGENERATE_DUO
@@ -94,3 +96,4 @@ class _Duo(PairMeasure):
 
 
 Duo = _Duo()
+register_builtin(Duo)

@@ -16,6 +16,8 @@ from ..sideinfo import SideInfoError, resource_key
 from ..sideinfo.memo import Memo
 from .base import MeasureValues, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
+from .registry import register_builtin
+from .sideinputs import source_for
 from .termbase import TERM_PARAMS, TEXT_INPUT, TermMeasure
 
 __all__ = ["FaiRR", "NFaiRR"]
@@ -45,6 +47,7 @@ class _FaiRR(TermMeasure):
     SUPPORTED_PARAMS = dict(_NEUTRALITY_PARAMS)
     DIRECTION = "higher-fairer"
     RANGE = "at most the sum of 1/log2(r + 1) over r <= k (grows with k)"
+    PAGES = ("fairr.md",)
     REFERENCE = ("Rekabsaz, Kopeinik, Schedl: Societal Biases in Retrieved Contents: Measurement Framework and "
                  "Adversarial Mitigation for BERT Rankers, SIGIR 2021")
 
@@ -127,7 +130,7 @@ class _NFaiRR(_FaiRR):
         return _COLLECTION_IDEALS.get(slot, version, lambda: self._scan_collection(k))
 
     def _scan_collection(self, k: Optional[int]) -> np.ndarray:
-        source = self._source(TEXT_INPUT)
+        source = source_for(self, TEXT_INPUT)
         if not hasattr(source, "iter_texts"):
             raise SideInfoError(f"{self}: resource {self.param('text')!r} cannot list the whole collection")
         best = np.empty(0)
@@ -152,3 +155,4 @@ class _NFaiRR(_FaiRR):
 
 FaiRR = _FaiRR()
 NFaiRR = _NFaiRR()
+register_builtin(FaiRR, NFaiRR)

@@ -8,17 +8,10 @@ from ir_measures import measures
 from ..math import DEGENERATE_GROUP_FAIRNESS, group_fairness_lists, prefix_sum
 from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists, RunInputError, in_pyterrier_batch
+from .registry import register_builtin
+from .sideinputs import label_key
 
-__all__ = ["rND", "rKL", "rRD", "GroupFairnessMeasure", "label_key"]
-
-
-def label_key(value) -> str:
-    """A group label's canonical text, so ``protected='1'`` matches 1, 1.0 and '1'."""
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
+__all__ = ["rND", "rKL", "rRD"]
 
 
 _GROUP_PARAMS = {
@@ -38,6 +31,7 @@ class GroupFairnessMeasure(PairMeasure):
     DIRECTION = "lower-fairer"
     RANGE = "[0, 1]"
     REFERENCE = "Yang, Stoyanovich: Measuring Fairness in Ranked Outputs, SSDBM 2017"
+    PAGES = ("group-fairness.md",)
     DEGENERATE = DEGENERATE_GROUP_FAIRNESS
     DEGENERATE_REASON = "its documents come from one group only, or every ranking of them scores the same"
 
@@ -187,3 +181,4 @@ class _rRD(GroupFairnessMeasure):
 rND = _rND()
 rKL = _rKL()
 rRD = _rRD()
+register_builtin(rND, rKL, rRD)

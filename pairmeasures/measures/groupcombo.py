@@ -1,5 +1,6 @@
-"""Shared machinery of the group-exposure family (EXP, EXPU, EXPRU, ERB*, ARP, NDKL, ...): group codes from the
-``group`` side input, per-group values, and FairRankTune's ways of combining them (:mod:`pairmeasures.math.group_combos`)."""
+"""Shared machinery of the group-exposure family (EXP, EXPU, EXPRU, ERB*, ARP, AWRF's group form, ...): group codes
+from the ``group`` side input, per-group values, and FairRankTune's ways of combining them
+(:mod:`pairmeasures.math.group_combos`)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from typing import ClassVar, Optional
 import numpy as np
 from ir_measures import measures
 
-from ..math.group_combos import COMBOS, combine_groups
+from ..math.group_combos import COMBOS, combine_groups, per_group
 from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
-from .group import label_key
 from .ranked import RankedLists
+from .sideinputs import label_key
 
-__all__ = ["GROUP_PARAM", "COMBO_PARAM", "MAX_REL_PARAM", "UTILITY_DEGENERATE_PARAM", "GroupComboMeasure", "PooledValue", "group_codes", "group_presence", "utility"]
+__all__ = ["GROUP_PARAM", "COMBO_PARAM", "MAX_REL_PARAM", "UTILITY_DEGENERATE_PARAM", "GroupComboMeasure", "PooledValue", "group_codes", "group_presence", "utility", "ExposureMeasure"]
 
 GROUP_PARAM = measures.ParamInfo(dtype=str, default=None, desc="resource giving group labels (e.g. 'irds:pair/procon', 'beir:DIR', 'tsv:FILE') instead of the run's group column")
 COMBO_PARAM = measures.ParamInfo(dtype=str, choices=COMBOS, default="MaxMinDiff", desc="how per-group values combine (FairRankTune's names): 'MaxMinDiff' max - min, 'MaxAbsDiff' max |x - mean|, 'MeanAbsDev', 'LTwo' L2 norm, 'Variance', 'MinMaxRatio' min/max (1 = equal), 'MaxMinRatio' max/min")
@@ -157,3 +158,19 @@ class PooledValue:
     groups: dict
     #: Lists left out of some group's sum because that group's denominator is 0 there (``POOLING = "sum"``).
     skipped: int
+
+
+class ExposureMeasure(GroupComboMeasure):
+    """Shared metadata of the group-exposure measures (EXP, ERB*, and AWRF's group form): the range depends on
+    ``combo``."""
+
+    RANGE = ">= 0; MinMaxRatio in [0, 1] (1 = equal), MaxMinRatio >= 1 (1 = equal)"
+    PAGES = ("group-exposure.md",)
+
+    def value_range(self) -> str:
+        combo = self.param("combo")
+        return {"MinMaxRatio": "[0, 1]", "MaxMinRatio": ">= 1"}.get(combo, ">= 0")
+
+    def counts(self, lists: RankedLists, codes: np.ndarray, n_groups: int) -> np.ndarray:
+        """Number of considered documents of each (query, group)."""
+        return per_group(np.ones(codes.size), lists.offsets, codes, n_groups)

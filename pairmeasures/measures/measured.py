@@ -10,14 +10,19 @@ from ir_measures.measures.base import SumAgg
 
 from .base import MeasureValues, PairMeasure, SideInput
 from .ranked import RankedLists
+from .registry import register_builtin
 
 __all__ = ["Measured"]
 
 
 class _Measured(PairMeasure):
-    """Per query 1 when the measure ``of`` had something to measure, 0 when the query was degenerate (or
-    had no results); the aggregate is the sum, the number of measured queries. Put it next to the
-    measure in the same ``pt.Experiment`` or ``calc_aggregate`` call: ``Measured(of=Duo(rel=4)@10)``."""
+    r"""Per query 1 when the measure ``of`` had something to measure, 0 when the query was degenerate (or
+    had no results); the aggregate is the sum, the number of measured queries:
+
+    .. math::  \mathrm{Measured} = \sum_{q} [\,q \text{ is not degenerate for } \mathit{of}\,]
+
+    Put it next to the measure in the same ``pt.Experiment`` or ``calc_aggregate`` call:
+    ``Measured(of=Duo(rel=4)@10)``."""
 
     __name__ = "Measured"
     NAME = __name__
@@ -31,6 +36,7 @@ class _Measured(PairMeasure):
     DIRECTION = "neither"
     RANGE = "0 or 1 per query; the aggregate is the number of measured queries"
     EXAMPLE = "Measured(of='Duo(rel=4)@10')"
+    PAGES = ("getting-started.md",)
 
     def __call__(self, **params) -> "PairMeasure":
         if isinstance(params.get("of"), measures.Measure):
@@ -88,3 +94,4 @@ class _Measured(PairMeasure):
 
 
 Measured = _Measured()
+register_builtin(Measured)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 from ir_measures import measures
 
-from ..math.rank_parity import favoured_pair_parts, iaa_lists, ndkl_lists
+from ..math.parity import favoured_pair_parts, iaa_lists, ndkl_lists
 from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .groupcombo import GROUP_PARAM, MAX_REL_PARAM, GroupComboMeasure, group_codes, utility
 from .ranked import RankedLists
+from .registry import register_builtin
 
 __all__ = ["NDKL", "ARP", "IAA"]
 
@@ -50,6 +51,7 @@ class _NDKL(PairMeasure):
     }
     DIRECTION = "lower-fairer"
     RANGE = ">= 0, 0 = every prefix has the target's group shares"
+    PAGES = ("group-exposure.md",)
     REFERENCE = ("Geyik, Ambler, Kenthapadi: Fairness-Aware Ranking in Search & Recommendation Systems with "
                  "Application to LinkedIn Talent Search, KDD 2019")
     DEGENERATE_REASON = "its documents come from one group only"
@@ -104,6 +106,7 @@ class _ARP(GroupComboMeasure):
     NAME = __name__
     PRETTY_NAME = "Attribute Rank Parity"
     SHORT_DESC = "Group fairness: gap between groups' shares of won mixed pairs (favoured-pair representation), combined by combo (0 = fairest)."
+    PAGES = ("group-exposure.md",)
     REFERENCE = ("Cachel, Rundensteiner, Harrison: MANI-Rank: Multiple Attribute and Intersectional Group Fairness "
                  "for Consensus Ranking, ICDE 2022")
     RANGE = "[0, 1], 0 = parity"
@@ -144,6 +147,7 @@ class _IAA(PairMeasure):
     SUPPORTED_PARAMS = {name: info for name, info in COMMON_PARAMS.items() if name != "missing"} | {"max_rel": MAX_REL_PARAM}
     DIRECTION = "lower-fairer"
     RANGE = "[0, n) for n considered documents, 0 = attention matches utility at every position"
+    PAGES = ("group-exposure.md",)
     REFERENCE = "Biega, Gummadi, Weikum: Equity of Attention: Amortizing Individual Fairness in Rankings, SIGIR 2018"
     DEGENERATE_REASON = "no ranked documents"
 
@@ -160,3 +164,4 @@ class _IAA(PairMeasure):
 NDKL = _NDKL()
 ARP = _ARP()
 IAA = _IAA()
+register_builtin(NDKL, ARP, IAA)

@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .base import DegenerateQueryWarning, PairMeasure, user_stacklevel
+from .base import DegenerateQueryWarning, PairMeasure
 from .groupcombo import GroupComboMeasure, PooledValue
-from .provider import _missing_side_columns
 from .ranked import (
     QrelsLookup,
     RunInputError,
@@ -26,9 +25,11 @@ from .ranked import (
     id_problem,
     missing_columns_problem,
     relevance_problem,
+    user_stacklevel,
 )
+from .sideinputs import missing_side_columns
 
-__all__ = ["pooled", "pooled_value"]
+__all__ = ["pooled", "pooled_value", "ranked_lists_for"]
 
 #: Measures of the family that FairRankTune computes on one ranking only: no pooled form.
 _SINGLE_RANKING = {
@@ -55,7 +56,7 @@ def pooled_value(measure: Any, run: Any, qrels: Any = None) -> PooledValue:
     """:func:`pooled` with each group's pooled value (FairRankTune's second return value) and the cause of a
     degenerate value."""
     measure = _group_measure(measure)
-    lists = measure.prepare(_ranked_lists(measure, run, qrels))
+    lists = measure.prepare(ranked_lists_for(measure, run, qrels))
     result = measure.compute_pooled(lists)
     if result.cause is not None:
         value = np.nan if measure.excludes_degenerate() else result.value
@@ -104,13 +105,16 @@ def _ir_measures_names(frame: Any) -> Any:
     return frame.rename(columns=renames) if renames else frame
 
 
-def _ranked_lists(measure: PairMeasure, run: Any, qrels: Any):
-    """``run`` as ranked lists for ``measure``, checked as the provider checks it."""
+def ranked_lists_for(measure: PairMeasure, run: Any, qrels: Any):
+    """``run`` (a DataFrame with ir_measures' or PyTerrier's column names, or anything ir_measures reads as a run) as
+    ranked lists for ``measure``, checked as the provider checks it: the queries of ``qrels`` when given (their
+    relevance attached if the measure reads it), else the run's; for a whole-run computation outside the provider
+    (:func:`pooled`, :func:`~pairmeasures.delta_a_prf`)."""
     import pandas as pd
     from ir_measures.util import QrelsConverter, RunConverter
 
     frame = RunConverter(_ir_measures_names(run), strict=False).as_pd_dataframe()
-    problem = missing_columns_problem(frame.columns, "run") or _missing_side_columns([measure], list(frame.columns))
+    problem = missing_columns_problem(frame.columns, "run") or missing_side_columns([measure], list(frame.columns))
     if problem:
         raise RunInputError(f"{measure}: {problem}")
     lookup = None

@@ -12,11 +12,12 @@ from ir_measures import measures
 
 from ..math import bias_labels, prf_lists
 from .base import MeasureValues, SideInput, degenerate_causes
-from .group import label_key
 from .ranked import RankedLists
+from .registry import register_builtin
+from .sideinputs import attach, label_key
 from .termbase import TERM_PARAMS, TEXT_INPUT, TermMeasure
 
-__all__ = ["PRF", "nPRF", "PRFMeasure"]
+__all__ = ["PRF", "nPRF"]
 
 _GROUP_INPUT = SideInput(column="group", param="group", kind="labels")
 
@@ -42,6 +43,7 @@ class PRFMeasure(TermMeasure):
     DIRECTION = "neither"
     DEGENERATE = 0.0
     DEGENERATE_REASON = "no clicked passage of the group, or no non-clicked passage, in the top k"
+    PAGES = ("ibbr.md",)
     REFERENCE = ("Li et al.: Debiasing Neural Retrieval via In-batch Balancing Regularization, GeBNLP 2022 "
                  "(after Beutel et al., KDD 2019)")
 
@@ -73,7 +75,7 @@ class PRFMeasure(TermMeasure):
         rows = np.flatnonzero(clicked)
         labelled = lists.select(clicked).with_columns(prf_row=rows)
         for side in self.side_inputs():
-            labelled = self._attach(labelled, side)
+            labelled = attach(self, labelled, side)
         kept = np.ones(len(lists), dtype=bool)
         kept[rows] = False
         kept[labelled.columns["prf_row"]] = True  # clicked passages skipped for a missing label leave
@@ -147,3 +149,4 @@ class _NPRF(PRFMeasure):
 
 PRF = _PRF()
 nPRF = _NPRF()
+register_builtin(PRF, nPRF)

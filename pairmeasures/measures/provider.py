@@ -15,7 +15,7 @@ from ir_measures import Metric, providers
 from ir_measures.measures import Measure
 from ir_measures.util import QrelsConverter, RunConverter
 
-from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure, user_stacklevel
+from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure
 from .ranked import (
     QrelsLookup,
     RankedLists,
@@ -25,7 +25,9 @@ from .ranked import (
     in_pyterrier_batch,
     missing_columns_problem,
     relevance_problem,
+    user_stacklevel,
 )
+from .sideinputs import missing_side_columns
 
 __all__ = ["PairProvider", "PairEvaluator", "provider"]
 
@@ -127,7 +129,7 @@ class PairEvaluator(providers.Evaluator):
             problem = missing_columns_problem(frame.columns, "run")
             if problem:
                 raise RunInputError(f"{_names(self.measures)}: {problem}")
-            problem = _missing_side_columns(self.measures, list(frame.columns))
+            problem = missing_side_columns(self.measures, list(frame.columns))
             if problem:
                 raise RunInputError(problem)
         try:
@@ -152,25 +154,6 @@ def _families(measures: List[PairMeasure]) -> List[List[int]]:
 def _names(measures: Iterable[Measure]) -> str:
     """The measures' names, sorted (ir_measures hands them over in set order)."""
     return ", ".join(sorted(str(m) for m in measures))
-
-
-def _missing_side_columns(measures: List[PairMeasure], found: List[str]) -> Optional[str]:
-    """For each side column the run lacks: which measures read it, and the resources they could name instead."""
-    readers: dict[str, dict[str, str]] = {}  # column -> {measure name: resource example}
-    for measure in sorted(measures, key=str):
-        for side in measure.side_inputs():
-            if side.column in measure.run_columns() and side.column not in found:
-                readers.setdefault(side.column, {})[str(measure)] = measure.resource_example(side)
-    sentences: List[str] = []
-    for column, named in readers.items():
-        verb = "reads" if len(named) == 1 else "read"
-        add = ("add it with pt.text.get_text(dataset, 'text') in the pipeline" if column == "text" else
-               "give the run that column (a DataFrame or a PyTerrier transformer can; TREC run files and ScoredDoc "
-               "tuples cannot)")
-        lacks = f"which it lacks (found {found})" if not sentences else "which it lacks too"
-        sentences.append(f"{', '.join(named)} {verb} the run's {column!r} column, {lacks}: {add}, "
-                         f"or name a resource in the measure: {', '.join(dict.fromkeys(named.values()))}.")
-    return " ".join(sentences) or None
 
 
 def _checked(measure: PairMeasure, result, query_ids: np.ndarray) -> MeasureValues:

@@ -12,6 +12,7 @@ from ir_measures import measures
 from ..math import rank_bias_lists
 from .base import MeasureValues, degenerate_causes
 from .ranked import RankedLists
+from .registry import register_builtin
 from .termbase import TERM_PARAMS, TermMeasure
 
 __all__ = ["RaB", "ARaB"]
@@ -31,6 +32,7 @@ class _RankBias(TermMeasure):
     DEGENERATE_REASON = "no ranked documents"
     DIRECTION = "signed"
     RANGE = "unbounded, 0 = balanced, + = A-leaning for contrast='A-B' ([-1, 1] with variant='bool')"
+    PAGES = ("rab.md",)
     REFERENCE = "Rekabsaz, Schedl: Do Neural Ranking Models Intensify Gender Bias?, SIGIR 2020"
 
     def direction(self) -> str:
@@ -97,3 +99,4 @@ class _ARaB(_RankBias):
 
 RaB = _RaB()
 ARaB = _ARaB()
+register_builtin(RaB, ARaB)

@@ -20,7 +20,7 @@ from ..math import list_index, list_lengths
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["RankedLists", "build_ranked_lists", "RunInputError", "in_pyterrier_batch"]
+__all__ = ["RankedLists", "build_ranked_lists", "RunInputError", "in_pyterrier_batch", "user_stacklevel"]
 
 
 class RunInputError(ValueError):
@@ -183,6 +183,23 @@ def missing_columns_problem(found: Iterable[str], source: str) -> Optional[str]:
                 + ("; to keep the order of its 'rank' column, add score = -rank" if "rank" in found else ""))
     return (f"the qrels have no 'relevance' column (found {found}); qrels need a relevance label per judged "
             "document: the fourth column of a TREC qrels file, or Qrel(query_id, doc_id, relevance)")
+
+
+#: The packages between a user's call (``ir_measures.calc_aggregate``, ``pt.Experiment``) and a measure.
+_EVALUATING_PACKAGES = frozenset({"pairmeasures", "ir_measures", "pyterrier", "pandas"})
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` in the calling function that names the user's call: the first
+    frame outside pairmeasures and the libraries that evaluate through it (1, the caller, if there is none)."""
+    import sys
+    from types import FrameType
+
+    frame: Optional[FrameType] = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in _EVALUATING_PACKAGES:
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 1
 
 
 def in_pyterrier_batch() -> bool:

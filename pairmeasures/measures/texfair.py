@@ -12,6 +12,7 @@ from ir_measures import measures
 from ..math import TermFairnessResult, max_ted, texfair_lists
 from .base import MeasureValues, degenerate_causes
 from .ranked import RankedLists
+from .registry import register_builtin
 from .termbase import TARGETS_PARAM, TERM_PARAMS, TermMeasure
 
 __all__ = ["TExFAIR", "TED"]
@@ -42,6 +43,7 @@ class _TED(TermMeasure):
     DEGENERATE_REASON = "no group term in its documents (the divergence is undefined without RBDF)"
     DIRECTION = "lower-fairer"
     RANGE = "[0, 2(1 - smallest target)]"
+    PAGES = ("texfair.md",)
     REFERENCE = ("Abolghasemi, Azzopardi, Askari, de Rijke, Verberne: Measuring Bias in a Ranked List using "
                  "Term-based Representations, ECIR 2024")
 
@@ -103,3 +105,4 @@ class _TExFAIR(_TED):
 
 TExFAIR = _TExFAIR()
 TED = _TED()
+register_builtin(TExFAIR, TED)

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ..math.duo import _check_step
-from ..math.reorder import _check_lambda_k, duo_extreme_orders, duogreedy_lists
+from ..math.duo import check_step
+from ..math.reorder import check_lambda_k, duo_extreme_orders, duogreedy_lists
 
 __all__ = ["DuoGreedy", "BiasedOrdering"]
 
@@ -58,10 +58,11 @@ def _prepare(inp: pd.DataFrame, name: str) -> tuple[pd.DataFrame, np.ndarray, np
     return frame, polarity, offsets, unscored
 
 
-def _reordered(frame: pd.DataFrame, order: np.ndarray, offsets: np.ndarray,
-               keep: Optional[np.ndarray] = None) -> pd.DataFrame:
+def reordered(frame: pd.DataFrame, order: np.ndarray, offsets: np.ndarray,
+              keep: Optional[np.ndarray] = None) -> pd.DataFrame:
     """``frame`` rows in ``order`` (rows of whole queries marked in ``keep`` stay in input order), with
-    ``score = n - position`` per query and ranks from 0."""
+    ``score = n - position`` per query and ranks from 0: the output of every re-ranker here and of
+    :class:`~pairmeasures.pipelines.mmr.TopKMMR`."""
     if keep is not None and keep.any():
         order = np.where(keep, np.arange(len(order)), order)
     out = frame.iloc[order].reset_index(drop=True)
@@ -86,7 +87,7 @@ class DuoGreedy(pt.Transformer):
 
     def __init__(self, Lambda: float = 0.5, k: int = 10, *, mode: str = "greedy", step: int = 1,
                  num_results: Optional[int] = None):
-        Lambda, k = _check_lambda_k(Lambda, k)
+        Lambda, k = check_lambda_k(Lambda, k)
         if mode not in ("greedy", "exact"):
             raise ValueError(f"mode must be 'greedy' or 'exact', got {mode!r}")
         if mode == "exact" and Lambda not in (0.0, 1.0):
@@ -98,7 +99,7 @@ class DuoGreedy(pt.Transformer):
         self.Lambda = Lambda
         self.k = k
         self.mode = mode
-        self.step = _check_step(step)
+        self.step = check_step(step)
         self.num_results = None if num_results is None else int(num_results)
 
     def __repr__(self) -> str:
@@ -121,9 +122,9 @@ class DuoGreedy(pt.Transformer):
     def _reorder(self, inp: pd.DataFrame) -> pd.DataFrame:
         frame, polarity, offsets, unscored = _prepare(inp, "DuoGreedy")
         if len(frame) == 0:
-            return _reordered(frame, np.zeros(0, dtype=np.int64), offsets)
+            return reordered(frame, np.zeros(0, dtype=np.int64), offsets)
         if self.mode == "greedy" or self.Lambda == 1.0:
-            return _reordered(frame, duogreedy_lists(polarity, offsets, self.Lambda, self.k), offsets, unscored)
+            return reordered(frame, duogreedy_lists(polarity, offsets, self.Lambda, self.k), offsets, unscored)
         if polarity.shape[1] != 1:
             raise ValueError(f"DuoGreedy(mode='exact') needs one polarity axis, got {polarity.shape[1]}; "
                              "use mode='greedy' for several")
@@ -135,7 +136,7 @@ class DuoGreedy(pt.Transformer):
         head_rows = np.flatnonzero(head)
         order = np.arange(len(frame))
         order[head] = head_rows[duo_extreme_orders(polarity[head, 0], head_offsets, self.step, which="max")]
-        return _reordered(frame, order, offsets, unscored)
+        return reordered(frame, order, offsets, unscored)
 
 
 class BiasedOrdering(pt.Transformer):
@@ -161,9 +162,9 @@ class BiasedOrdering(pt.Transformer):
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         frame, polarity, offsets, unscored = _prepare(inp, "BiasedOrdering")
         if len(frame) == 0:
-            return _reordered(frame, np.zeros(0, dtype=np.int64), offsets)
+            return reordered(frame, np.zeros(0, dtype=np.int64), offsets)
         if polarity.shape[1] != 1:
             raise ValueError(f"BiasedOrdering needs one polarity axis, got {polarity.shape[1]}")
         which = "min" if self.which == "most" else "max"
-        return _reordered(frame, duo_extreme_orders(polarity[:, 0], offsets, which=which, pole=self.pole), offsets,
+        return reordered(frame, duo_extreme_orders(polarity[:, 0], offsets, which=which, pole=self.pole), offsets,
                           unscored)

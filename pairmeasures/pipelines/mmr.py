@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from .duogreedy import _reordered
+from .duogreedy import reordered
 
 __all__ = ["TopKMMR"]
 
@@ -69,7 +69,7 @@ class TopKMMR(pt.Transformer):
         frame = frame.drop(columns="doc_vec", errors="ignore")
         if len(frame) == 0:
             return pt.model.add_ranks(frame.assign(score=pd.Series(dtype=float)))
-        return _reordered(frame, order, offsets)
+        return reordered(frame, order, offsets)
 
 
 def _mmr(scores: np.ndarray, vectors: np.ndarray, valid: np.ndarray, Lambda: float) -> np.ndarray:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .memo import Memo, content_key
 from .termlists import BUILTIN_TERM_LISTS, Lexicon
-from .tokenizers import _word_texts
+from .tokenizers import word_texts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -151,7 +151,7 @@ class TermCounter:
         if self.lexicon.tokenizer == "whitespace":
             token_lists: Iterable[list[str]] = (t.lower().split(" ") for t in texts)
         else:
-            token_lists = (t.split() for t in _word_texts(texts))
+            token_lists = (t.split() for t in word_texts(texts))
         for tokens in token_lists:
             present = terms.intersection(tokens)
             if present:

@@ -13,7 +13,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from . import SideInfoError
-from .tokenizers import _check_tokenizer, tokenize
+from .tokenizers import check_tokenizer, tokenize
 
 __all__ = ["OVERLAPS", "BUILTIN_TERM_LISTS", "Lexicon", "parse_targets"]
 
@@ -65,7 +65,7 @@ class Lexicon:
         ``overlap`` is ``"each"`` (it counts for every group, as the NFaiRR reference code) or
         ``"first"`` (it counts for the group listed first).
         """
-        _check_tokenizer(tokenizer)
+        check_tokenizer(tokenizer)
         if overlap not in OVERLAPS:
             raise ValueError(f"overlap must be one of {OVERLAPS}; got {overlap!r}")
         if source in BUILTIN_TERM_LISTS:

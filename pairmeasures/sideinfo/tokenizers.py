@@ -14,7 +14,7 @@ Tokenisation is shared by every term-based measure:
 :func:`tokenize` gives one text's tokens; :func:`word_spans` finds the same ``words`` tokens as
 (start, end) positions in the original text, for rewriting it (counterfactual substitution,
 :mod:`pairmeasures.sideinfo.counterfactual`). Batches of texts are split in one C-level pass
-(``_word_texts``, used by :class:`~pairmeasures.sideinfo.termcount.TermCounter`).
+(:func:`word_texts`, used by :class:`~pairmeasures.sideinfo.termcount.TermCounter`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import re
 import unicodedata
 from typing import Iterator, Sequence
 
-__all__ = ["TOKENIZERS", "tokenize", "word_spans"]
+__all__ = ["TOKENIZERS", "tokenize", "word_spans", "word_texts", "check_tokenizer"]
 
 TOKENIZERS = ("words", "whitespace")
 
@@ -39,8 +39,9 @@ def _extend_separators(text: str) -> None:
             _SEPARATORS[code] = " "
 
 
-def _word_texts(texts: Sequence[str]) -> list[str]:
-    """Texts lower-cased with every separator replaced by a space (one C-level pass per batch)."""
+def word_texts(texts: Sequence[str]) -> list[str]:
+    """Texts lower-cased with every separator replaced by a space (one C-level pass per batch): ``t.split()`` of
+    each gives the ``words`` tokens of ``t``."""
     texts = [t.replace("\x00", " ") if "\x00" in t else t for t in texts]
     joined = "\x00".join(texts).lower()
     if not joined.isascii():
@@ -51,13 +52,14 @@ def _word_texts(texts: Sequence[str]) -> list[str]:
 
 def tokenize(text: str, tokenizer: str = "words") -> list[str]:
     """The tokens of one text (see the module docstring for the two tokenisers)."""
-    _check_tokenizer(tokenizer)
+    check_tokenizer(tokenizer)
     if tokenizer == "whitespace":
         return text.lower().split(" ")
-    return _word_texts([text])[0].split()
+    return word_texts([text])[0].split()
 
 
-def _check_tokenizer(tokenizer: str) -> None:
+def check_tokenizer(tokenizer: str) -> None:
+    """A ValueError unless ``tokenizer`` names one of :data:`TOKENIZERS`."""
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"tokenizer must be one of {TOKENIZERS}; got {tokenizer!r}")
 
