@@ -180,13 +180,16 @@ def test_eval_reads_beir_qrels(data_dir, tmp_path):
 def test_every_command_is_a_module_of_one_shape_and_explains_itself():
     import argparse
     import inspect
+    import pkgutil
 
+    from pairmeasures.apps import commands
     from pairmeasures.apps.cli import COMMANDS
 
-    assert list(COMMANDS) == ["demo", "measures", "eval", "validate-polarity", "datasets", "audit", "cache",
-                              "train-ibbr", "train-polarity", "generate-fitset", "seme"]
+    assert list(COMMANDS)[:3] == ["demo", "measures", "eval"] and "seme" in COMMANDS
+    assert {m.__name__ for m in COMMANDS.values()} == {f"{commands.__name__}.{m.name}"
+                                                       for m in pkgutil.iter_modules(commands.__path__)}  # no orphan
     for name, module in COMMANDS.items():
-        assert inspect.ismodule(module) and module.__name__.startswith("pairmeasures.apps.commands."), name
+        assert inspect.ismodule(module), name
         assert isinstance(module.HELP, str) and isinstance(module.DESCRIPTION, str), name
         assert list(inspect.signature(module.add_arguments).parameters) == ["parser"], name
         assert list(inspect.signature(module.run).parameters) == ["args"], name
