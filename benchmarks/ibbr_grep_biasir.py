@@ -48,8 +48,8 @@ VARIANTS = {
 RECIPE = ["--labels", "group", "--text", TEXT, "--negatives", "3", "--batch-size", "32", "--lr", "3e-5", "--no-progress"]
 MEASURES = ["R@10", "RR@10", "nDCG@10", "RaB@5", "RaB@10"]
 KINDS = ("rerank", "dense")
-_TRAIN_IBBR = ("import argparse, sys; from pairmeasures.train import ibbr_cli; parser = argparse.ArgumentParser(); "
-               "ibbr_cli.add_arguments(parser); sys.exit(ibbr_cli.run(parser.parse_args()))")
+_TRAIN_IBBR = ("import argparse, sys; from pairmeasures.apps.commands import train_ibbr; parser = argparse.ArgumentParser(); "
+               "train_ibbr.add_arguments(parser); sys.exit(train_ibbr.run(parser.parse_args()))")
 
 
 def _held_out() -> list[str]:

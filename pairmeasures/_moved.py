@@ -7,16 +7,16 @@ import warnings
 from typing import Any, Callable, Mapping, Optional
 
 
-def moved_names(module: str, moved: Mapping[str, str],
+def moved_names(module: str, moved: Mapping[str, str], *,
                 removed_in: Optional[str] = None) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``module``, whose names ``moved`` (name -> new module) now live
-    elsewhere: each still imports from ``module``, with a :class:`DeprecationWarning` naming its new home (and
-    the version ``removed_in`` that drops the old path, when given)."""
-    until = f" (the old path is removed in pairmeasures {removed_in})" if removed_in else ""
+    elsewhere: each still imports from ``module``, with a :class:`DeprecationWarning` naming its new home (and the
+    version ``removed_in`` that drops the old one, when given)."""
+    removal = f"; the old name is removed in pairmeasures {removed_in}" if removed_in else ""
 
     def __getattr__(name: str) -> Any:
         if name in moved:
-            warnings.warn(f"{module}.{name} moved to {moved[name]}.{name}; import it from there{until}",
+            warnings.warn(f"{module}.{name} moved to {moved[name]}.{name}; import it from there{removal}",
                           DeprecationWarning, stacklevel=2)
             return getattr(importlib.import_module(moved[name]), name)
         raise AttributeError(f"module {module!r} has no attribute {name!r}")

@@ -47,3 +47,40 @@ def test_only_an_earlier_output_is_replaced_and_only_with_force(tmp_path):
         check_replaceable(out, force=True, marker="training.json", written_by="train-x")
     (out / "training.json").write_text("{}")
     check_replaceable(out, force=True, marker="training.json", written_by="train-x")
+
+
+def test_a_folder_of_a_json_format_is_replaced_only_when_its_marker_has_that_format(tmp_path):
+    from pairmeasures._atomic import check_replaceable
+
+    out = tmp_path / "fitset"
+    out.mkdir()
+    (out / "manifest.json").write_text('{"format": "other"}')
+    with pytest.raises(ValueError, match=r"not a fit set written by gen \(no manifest.json of format f1\): choose "
+                                         r"another --out; --force replaces only an earlier gen fit set"):
+        check_replaceable(out, force=True, marker="manifest.json", written_by="gen", what="fit set", json_format="f1")
+    (out / "manifest.json").write_text('{"format": "f1"}')
+    check_replaceable(out, force=True, marker="manifest.json", written_by="gen", what="fit set", json_format="f1")
+
+
+def test_one_policy_for_a_single_output_file(tmp_path):
+    from pairmeasures._atomic import check_file_replaceable
+
+    table = tmp_path / "t.tsv"
+    assert check_file_replaceable(table, force=False, suffixes=(".tsv", ".csv")) == table
+    with pytest.raises(ValueError, match=r"--out '.*t\.txt': name a \.tsv or \.csv file \(the extension picks"):
+        check_file_replaceable(tmp_path / "t.txt", force=False, suffixes=(".tsv", ".csv"))
+    (tmp_path / "shift.png").mkdir()
+    with pytest.raises(ValueError, match=r"^--plot '.*shift\.png' is a folder; name a \.png file$"):
+        check_file_replaceable(tmp_path / "shift.png", force=True, option="--plot", suffixes=(".png",))
+    with pytest.raises(ValueError, match=r"its folder does not exist \(create '.*missing' first\)"):
+        check_file_replaceable(tmp_path / "missing" / "t.tsv", force=False)
+    table.write_text("mine")
+    with pytest.raises(ValueError, match=r"^.*t\.tsv exists; pass --force to replace it$"):
+        check_file_replaceable(table, force=False, option=None)
+    check_file_replaceable(table, force=True)
+    with pytest.raises(ValueError, match=r"exists and is not an earlier study file \(no \"format\": \"s1\"\); --force "
+                                         "replaces only those"):
+        check_file_replaceable(table, force=True, what="study file", json_format="s1")
+    table.write_text('{"format": "s1"}')
+    check_file_replaceable(table, force=True, what="study file", json_format="s1")
+    assert table.read_text() == '{"format": "s1"}'

@@ -186,7 +186,7 @@ def test_unreadable_run_file_and_foreign_folder(folder, tmp_path):
     (out / "mine.txt").write_text("keep")
     done = audit("--dataset", str(folder), "--systems", f"run:{bad}", "--out", str(out), "--force", cache=tmp_path / "c",
                  check=False)
-    assert done.returncode == 2 and "not an earlier audit" in done.stderr and (out / "mine.txt").read_text() == "keep"
+    assert done.returncode == 2 and "is not an audit written by pairmeasures audit" in done.stderr and (out / "mine.txt").read_text() == "keep"
 
 
 def test_by_baseline_formats(folder, runs, tmp_path):

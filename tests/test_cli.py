@@ -175,3 +175,42 @@ def test_eval_reads_beir_qrels(data_dir, tmp_path):
     lines = result.stdout.splitlines()
     assert lines[0] == "measure,value" and lines[1] == "nDCG@10,1.0000"
     assert lines[2].startswith(f"rKL(group='beir:{folder}')@10,")
+
+
+def test_every_command_is_a_module_of_one_shape_and_explains_itself():
+    import argparse
+    import inspect
+    import pkgutil
+
+    from pairmeasures.apps import commands
+    from pairmeasures.apps.cli import COMMANDS
+
+    assert list(COMMANDS)[:3] == ["demo", "measures", "eval"] and "seme" in COMMANDS
+    assert {m.__name__ for m in COMMANDS.values()} == {f"{commands.__name__}.{m.name}"
+                                                       for m in pkgutil.iter_modules(commands.__path__)}  # no orphan
+    for name, module in COMMANDS.items():
+        assert inspect.ismodule(module), name
+        assert isinstance(module.HELP, str) and isinstance(module.DESCRIPTION, str), name
+        assert list(inspect.signature(module.add_arguments).parameters) == ["parser"], name
+        assert list(inspect.signature(module.run).parameters) == ["args"], name
+        module.add_arguments(argparse.ArgumentParser())
+    for name in COMMANDS:  # as a user runs it
+        result = cli(name, "--help")
+        assert result.returncode == 0 and result.stderr == "", (name, result.stderr)
+        assert result.stdout.startswith(f"usage: pairmeasures {name} ") and COMMANDS[name].DESCRIPTION[:40] in \
+            " ".join(result.stdout.split()), name
+    for step in ("material", "serve", "export", "analyze"):
+        result = cli("seme", step, "--help")
+        assert result.returncode == 0 and result.stdout.startswith(f"usage: pairmeasures seme {step} "), step
+
+
+def test_the_old_homes_of_commands_still_import_with_a_warning():
+    import importlib
+
+    for old, name, new in (("pairmeasures.train.ibbr_cli", "run", "pairmeasures.apps.commands.train_ibbr"),
+                           ("pairmeasures.train.ibbr_cli", "train_ibbr", "pairmeasures.train.ibbr_training"),
+                           ("pairmeasures.train.polarity_cli", "add_arguments", "pairmeasures.apps.commands.train_polarity"),
+                           ("pairmeasures.generate.cli", "HELP", "pairmeasures.apps.commands.generate_fitset")):
+        with pytest.warns(DeprecationWarning, match=f"moved to {new}.{name}.*removed in pairmeasures 0.3"):
+            moved = getattr(importlib.import_module(old), name)
+        assert moved is getattr(importlib.import_module(new), name)

@@ -283,7 +283,7 @@ def test_validate_polarity_writes_per_query_accuracies(procon_subset, embedder, 
         {r["query_id"]: r["consistent_accuracy"] for r in expected["per_query"]})
     before = target.read_text()
     refused = validate_command(procon_subset, "--per-query", target)
-    assert refused.returncode == 2 and f"{target} exists; pass --force to overwrite it" in refused.stderr
+    assert refused.returncode == 2 and f"--per-query {str(target)!r} exists; pass --force to replace it" in refused.stderr
     assert target.read_text() == before
     as_json = tmp_path / "per-query.json"
     assert validate_command(procon_subset, "--per-query", as_json, "--json").returncode == 0

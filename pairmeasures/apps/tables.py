@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
 
 FORMATS = ("markdown", "csv", "json")
@@ -41,26 +43,21 @@ def render(frame: pd.DataFrame, fmt: str = "markdown", digits: int = 4) -> str:
 FILE_FORMATS = {".tsv": "tsv", ".csv": "csv", ".json": "json"}
 
 
-def check_writable(path, force: bool = False) -> None:
-    """Raise a ValueError, before any work, when ``path`` has no table extension or exists and ``force`` is off."""
-    from pathlib import Path
+def check_writable(path, force: bool = False, option: Optional[str] = None) -> Path:
+    """``path`` (user folder expanded) where a table may be written; a ValueError, before any work, when ``path`` has no table extension, is a folder, exists and ``force``
+    is off, or lies in no folder; the message names ``option`` (e.g. ``"--per-query"``) when given. The policy is
+    :func:`pairmeasures._atomic.check_file_replaceable`'s."""
+    from .._atomic import check_file_replaceable
 
-    path = Path(path)
-    if path.suffix.lower() not in FILE_FORMATS:
-        raise ValueError(f"{path}: name a .tsv, .csv or .json file (the extension picks the format)")
-    if path.exists() and not force:
-        raise ValueError(f"{path} exists; pass --force to overwrite it")
+    return check_file_replaceable(path, force=force, option=option, suffixes=tuple(FILE_FORMATS))
 
 
-def write_table(frame: pd.DataFrame, path, force: bool = False) -> None:
+def write_table(frame: pd.DataFrame, path, force: bool = False, option: Optional[str] = None) -> None:
     """Write ``frame`` to ``path`` as TSV, CSV or JSON records by its extension, atomically (a temporary
-    file beside it, then a rename), never over an existing file unless ``force``."""
-    from pathlib import Path
-
+    file beside it, then a rename), never over an existing file unless ``force`` (:func:`check_writable`)."""
     from .._atomic import write_atomically
 
-    path = Path(path)
-    check_writable(path, force)
+    path = check_writable(path, force, option)
     fmt = FILE_FORMATS[path.suffix.lower()]
     write_atomically(path, render(frame, "json") if fmt == "json" else
                      frame.to_csv(index=False, sep="\t" if fmt == "tsv" else ","))

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Optional, Union
 from urllib.parse import urlsplit, urlunsplit
 
-from .._atomic import folder_written_atomically, write_atomically
+from .._atomic import check_replaceable, folder_written_atomically, write_atomically
 from .client import ChatClient, Completion
 from .prompts import Prompts, clean_article, load_prompts, parse_question, parse_sides
 from .queries import read_queries
@@ -142,12 +142,10 @@ def _public_endpoint(endpoint: str) -> str:
 
 
 def _check_out(out: Path, parts: Path, settings: dict, force: bool) -> None:
-    if out.exists():
-        if not force:
-            raise ValueError(f"{out} exists: pass --force to replace it")
-        if not (out / MANIFEST).is_file() or json.loads((out / MANIFEST).read_text()).get("format") != FORMAT:
-            raise ValueError(f"{out} exists and is not a fit set written by generate-fitset (no {MANIFEST} of its "
-                             "format): choose another --out; --force replaces only an earlier generated fit set")
+    """Refuse what --force does not allow: to replace a folder that is not an earlier fit set, or to continue an
+    interrupted run with other settings."""
+    check_replaceable(out, force=force, marker=MANIFEST, written_by="generate-fitset", what="fit set",
+                      json_format=FORMAT)
     stored = parts / "settings.json"
     if stored.is_file() and json.loads(stored.read_text()) != settings:
         if not force:

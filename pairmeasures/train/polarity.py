@@ -1,6 +1,6 @@
 """Fine-tuning an embedder so that per-query polarity axes separate gold perspectives (``train-polarity``).
 
-Three pieces, used by :mod:`pairmeasures.train.polarity_cli`:
+Three pieces, used by :mod:`pairmeasures.apps.commands.train_polarity`:
 
 - :class:`ClaimTripletLoss`: batch-all triplet loss on cosine distances of L2-normalised embeddings
   (Hermans et al. 2017, §2) with triplets only inside one claim;

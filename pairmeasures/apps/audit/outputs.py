@@ -28,11 +28,7 @@ MANIFEST = "manifest.json"
 def check_out(out: Path, force: bool) -> None:
     """Refuse, before any work, an ``--out`` the audit may not write: a folder it did not write, one it wrote
     without ``--force``, or one whose parent does not exist."""
-    if out.exists() or out.is_symlink():
-        if not (out.is_dir() and (out / MANIFEST).is_file()):
-            raise ValueError(f"--out {str(out)!r} exists and is not an earlier audit's folder (no {MANIFEST}); name a "
-                             "new folder")
-        check_replaceable(out, force=force, marker=MANIFEST, written_by="pairmeasures audit")
+    check_replaceable(out, force=force, marker=MANIFEST, written_by="pairmeasures audit", what="audit")
     if not out.parent.is_dir():
         raise ValueError(f"--out {str(out)!r}: its parent folder does not exist")
 

@@ -36,18 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..._atomic import check_file_replaceable
     from ...analysis.seme import opinion_regression
 
-    plot = Path(args.plot) if args.plot else None
-    if plot is not None:
-        if plot.suffix.lower() != ".png":
-            raise ValueError(f"--plot {str(plot)!r}: name a .png file")
-        if plot.is_dir():
-            raise ValueError(f"--plot {str(plot)!r} is a folder; name a .png file")
-        if plot.exists() and not args.force:
-            raise ValueError(f"--plot {str(plot)!r} exists; pass --force to replace it")
-        if not plot.parent.is_dir():
-            raise ValueError(f"--plot {str(plot)!r}: folder {str(plot.parent)!r} does not exist; create it first")
+    plot = check_file_replaceable(args.plot, force=args.force, option="--plot", suffixes=(".png",)) if args.plot else None
     frame = read_responses(args.responses)
     result = opinion_regression(frame, cluster=args.cluster, source=args.responses)
     if plot is not None:

@@ -72,13 +72,9 @@ def to_csv(records: list[dict]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..._atomic import write_atomically
+    from ..._atomic import check_file_replaceable, write_atomically
 
-    out = Path(args.out)
-    if out.exists() and not args.force:
-        raise ValueError(f"{out} exists; pass --force to replace it")
-    if not out.parent.is_dir():
-        raise FileNotFoundError(f"{out}: the folder {out.parent} does not exist")
+    out = check_file_replaceable(args.out, force=args.force, what="CSV file")
     records = read_responses(args.db)
     write_atomically(out, to_csv(records))
     completed = sum(record["completed"] for record in records)

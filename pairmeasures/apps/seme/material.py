@@ -88,17 +88,12 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from ..audit import default_dataset
-
-    def show(message, category, filename, lineno, file=None, line=None):
-        print(f"pairmeasures seme material: {category.__name__}: {message}", file=sys.stderr)
+    from ..console import warnings_shown
 
     started = time.perf_counter()
-    out = Path(args.out).expanduser()
-    check_out(out, args.force)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # the dependencies' deprecations are not the user's business
-        warnings.simplefilter("ignore", FutureWarning)
-        warnings.showwarning = show
+    out = check_out(args.out, args.force)
+    # the dependencies' deprecations are not the user's business
+    with warnings_shown("seme material", ("ignore", DeprecationWarning), ("ignore", FutureWarning)):
         material = build_material(args.dataset or default_dataset(), args.system, k=args.k, data=args.data,
                                   text=args.text, model=args.model, positive=args.positive,
                                   queries=_queries_argument(args.queries), seed=args.seed,
@@ -124,24 +119,12 @@ def _queries_argument(values: Optional[Sequence[str]]):
     return ids
 
 
-def check_out(path: str | os.PathLike, force: bool) -> None:
-    """A clear error unless ``path`` may be written: new (in an existing folder), or an earlier material file
-    with ``force``."""
-    path = Path(path).expanduser()
-    if path.is_dir():
-        raise ValueError(f"--out {str(path)!r} is a folder; name the material file to write, e.g. {str(path / 'material.json')!r}")
-    if path.exists() or path.is_symlink():
-        if not force:
-            raise ValueError(f"--out {str(path)!r} exists; pass --force to replace it")
-        try:
-            earlier = json.loads(path.read_text(encoding="utf-8")).get("format")
-        except (OSError, ValueError, AttributeError):
-            earlier = None
-        if earlier != FORMAT:
-            raise ValueError(f"--out {str(path)!r} exists and is not an earlier material file (no \"format\": "
-                             f"\"{FORMAT}\"); --force replaces only those: name a new file")
-    if not path.parent.is_dir():
-        raise ValueError(f"--out {str(path)!r}: its folder does not exist")
+def check_out(path: str | os.PathLike, force: bool) -> Path:
+    """``path`` (user folder expanded) once the material may be written there: new (in an existing folder), or an
+    earlier material file with ``force``; else a clear error (:func:`pairmeasures._atomic.check_file_replaceable`)."""
+    from ..._atomic import check_file_replaceable
+
+    return check_file_replaceable(path, force=force, what="material file", json_format=FORMAT)
 
 
 def write_material(material: dict, path: str | os.PathLike, force: bool = False) -> None:
@@ -151,8 +134,8 @@ def write_material(material: dict, path: str | os.PathLike, force: bool = False)
 
     if not isinstance(material, dict) or material.get("format") != FORMAT:
         raise ValueError(f"write_material takes what build_material returns (a dict with \"format\": \"{FORMAT}\")")
-    check_out(path, force)
-    write_atomically(Path(path).expanduser(), json.dumps(material, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+    path = check_out(path, force)
+    write_atomically(path, json.dumps(material, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def _shortened(text: str, limit: int) -> str:
