@@ -49,19 +49,19 @@ def folder_written_atomically(out: str | os.PathLike) -> Iterator[Path]:
 
 def check_replaceable(out: Path, *, force: bool, marker: str, written_by: str, what: str = "model",
                       json_format: Optional[str] = None) -> None:
-    """Refuse to let a command's output folder replace ``out`` unless ``force`` is given and ``out`` is an earlier
-    output of that command: it holds the ``marker`` file ``written_by`` writes (a JSON object whose ``"format"`` is
-    ``json_format``, when that is given). A user's own folder is never removed. ``what`` names the output in the
-    message ("model", "fit set", ...)."""
+    """Refuse to let a command's output folder replace ``out`` unless ``out`` is an earlier output of that command
+    and ``force`` is given. An earlier output holds the ``marker`` file ``written_by`` writes (a JSON object whose
+    ``"format"`` is ``json_format``, when that is given); a folder of the user's is refused whatever ``force`` says,
+    and never removed. ``what`` names the output in the message ("model", "fit set", ...)."""
     out = Path(out)
     if out.exists() or out.is_symlink():
-        if not force:
-            raise ValueError(f"{out} exists: pass --force to replace it")
         if not _is_earlier(out / marker, json_format):
             article = "an" if what[:1].lower() in "aeiou" else "a"
             detail = f" of format {json_format}" if json_format else ""
             raise ValueError(f"{out} exists and is not {article} {what} written by {written_by} (no {marker}{detail}): "
                              f"choose another --out; --force replaces only an earlier {written_by} {what}")
+        if not force:
+            raise ValueError(f"{out} exists: pass --force to replace it")
 
 
 def check_file_replaceable(path: str | os.PathLike, *, force: bool, option: Optional[str] = "--out",

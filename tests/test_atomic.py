@@ -41,11 +41,12 @@ def test_only_an_earlier_output_is_replaced_and_only_with_force(tmp_path):
     out = tmp_path / "model"
     check_replaceable(out, force=False, marker="training.json", written_by="train-x")  # nothing there yet
     out.mkdir()
+    for force in (False, True):  # a folder of the user's: --force would not help, so it is not suggested
+        with pytest.raises(ValueError, match=r"not a model written by train-x \(no training.json\): choose another"):
+            check_replaceable(out, force=force, marker="training.json", written_by="train-x")
+    (out / "training.json").write_text("{}")
     with pytest.raises(ValueError, match="exists: pass --force to replace it"):
         check_replaceable(out, force=False, marker="training.json", written_by="train-x")
-    with pytest.raises(ValueError, match=r"not a model written by train-x \(no training.json\)"):
-        check_replaceable(out, force=True, marker="training.json", written_by="train-x")
-    (out / "training.json").write_text("{}")
     check_replaceable(out, force=True, marker="training.json", written_by="train-x")
 
 
