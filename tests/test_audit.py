@@ -399,3 +399,22 @@ def test_a_plugin_stage_runs_through_the_audit(folder, runs, tmp_path):
                           "reverse", "--out", str(tmp_path / "bad")], capture_output=True, text=True, timeout=300,
                          env=env)
     assert bad.returncode == 2 and "'reverse' re-ranks, so it needs a first stage that retrieves" in bad.stderr
+
+
+def test_a_damaged_cache_file_is_said_and_computed_again(folder, runs, tmp_path):
+    """A truncated run pickle and a garbage evaluation pickle: one line each on stderr, the audit recomputes them
+    and its leaderboard is the one of the first run."""
+    args = ("--dataset", str(folder), "--systems", f"run:{runs[0]}", f"run:{runs[1]}", "--measures", "nDCG@10",
+            "rKL@10", "--resamples", "100", "--no-tradeoff")
+    audit(*args, "--out", str(tmp_path / "first"), cache=tmp_path / "c")
+    damaged = sorted((tmp_path / "c" / "runs").glob("*.pkl"))[:1] + sorted((tmp_path / "c" / "evaluations").glob("evaluate-*.pkl"))
+    assert len(damaged) == 2
+    damaged[0].write_bytes(damaged[0].read_bytes()[:20])
+    damaged[1].write_bytes(b"not a pickle at all")
+    done = audit(*args, "--out", str(tmp_path / "second"), cache=tmp_path / "c")
+    said = [line for line in done.stderr.splitlines() if "CacheWarning" in line]
+    assert len(said) == 2 and all("could not be read" in line and "computed again" in line for line in said), done.stderr
+    assert json.loads((tmp_path / "second" / "leaderboard.json").read_text())["systems"] == \
+        json.loads((tmp_path / "first" / "leaderboard.json").read_text())["systems"]
+    manifest = json.loads((tmp_path / "second" / "manifest.json").read_text())
+    assert manifest["cache"]["evaluations"]["evaluate"] == "miss" and manifest["cache"]["hits"] == 1
