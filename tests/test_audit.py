@@ -418,3 +418,30 @@ def test_a_damaged_cache_file_is_said_and_computed_again(folder, runs, tmp_path)
         json.loads((tmp_path / "first" / "leaderboard.json").read_text())["systems"]
     manifest = json.loads((tmp_path / "second" / "manifest.json").read_text())
     assert manifest["cache"]["evaluations"]["evaluate"] == "miss" and manifest["cache"]["hits"] == 1
+
+
+def test_the_order_a_system_showed_is_the_order_measured(folder, tmp_path):
+    """A run whose scores tie: the audit measures the order of the file (the system's), exactly as it measures the
+    same order given with distinct scores, and counts the queries whose top k hold ties."""
+    order = {"q1": ["a1", "a3", "a2", "a4"], "q2": ["b2", "b1", "b4", "b3"], "q3": ["c1", "c2", "c3", "c4"]}
+    tied = tmp_path / "tied.run"
+    tied.write_text("".join(f"{q} Q0 {d} {r} {1.0 if q != 'q3' else 4 - r} tied\n"
+                            for q, docs in order.items() for r, d in enumerate(docs)))
+    distinct = write_run(tmp_path / "distinct.run", order)
+    out = tmp_path / "audit"
+    audit("--dataset", str(folder), "--systems", f"run:{tied}", f"run:{distinct}", "--names", "tied", "distinct",
+          "--measures", "Duo@4", "rKL@4", "NDKL@4", "--resamples", "100", "--no-tradeoff", "--out", str(out),
+          cache=tmp_path / "c")
+    values = pd.read_csv(out / "per_query.csv").pivot_table(index=["measure", "qid"], columns="system", values="value")
+    pd.testing.assert_series_equal(values["tied"], values["distinct"], check_names=False)
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["ties"] == {"tied": {"k": 4, "queries": 3, "with_ties": 2},
+                             "distinct": {"k": 4, "queries": 3, "with_ties": 0}}
+    assert all("ties='system'" in m["evaluated"] for m in board["measures"].values())
+    assert "top 4 (or across the cut at 4): tied 2 of 3; distinct 0 of 3 queries" in (out / "report.html").read_text()
+    # trec_eval's order (by document id, descending) measures another ranking for the tied queries
+    trec = tmp_path / "trec"
+    audit("--dataset", str(folder), "--systems", f"run:{tied}", "--measures", "rKL(ties='trec_eval')@4",
+          "--resamples", "100", "--no-tradeoff", "--out", str(trec), cache=tmp_path / "c")
+    by_id = pd.read_csv(trec / "per_query.csv").set_index("qid")["value"]
+    assert by_id["q1"] != values.loc[("rKL@4", "q1"), "tied"]

@@ -136,6 +136,38 @@ def test_tie_across_the_cutoff_is_resolved_by_docno():
     assert per_query(pm.Duo @ 3, qrels, run)["q1"] == pytest.approx(duo([1.0, -1.0, -0.5]))
 
 
+def test_ties_system_measures_the_order_the_system_showed():
+    """ties='system': equal scores in the run's rank order (PyTerrier's column), else its row order; both policies
+    in one calc_aggregate call, and through pt.Experiment."""
+    qrels = list(ir_measures.read_trec_qrels("q1 0 d1 1\nq1 0 d3 0\nq1 0 d2 0"))
+    run = frame([("q1", "d1", 1.0, -1.0, "x"), ("q1", "d3", 1.0, 1.0, "y"), ("q1", "d2", 1.0, 0.9, "y"),
+                 ("q1", "d0", 0.5, -0.9, "x")])
+    shown = pm.Duo(ties="system") @ 3
+    assert per_query(shown, qrels, run)["q1"] == pytest.approx(duo([-1.0, 1.0, 0.9]))  # the row order: d1, d3, d2
+    ranked = run.assign(rank=[2, 0, 1, 3])  # the system showed d3, d2, d1, d0
+    assert per_query(shown, qrels, ranked)["q1"] == pytest.approx(duo([1.0, 0.9, -1.0]))
+    assert per_query(shown, qrels, ranked.sample(frac=1.0, random_state=1)) == per_query(shown, qrels, ranked)
+    ranked = run.assign(rank=[0, 2, 1, 3])  # d1, d2, d3: another value than trec_eval's d3, d2, d1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pm.DegenerateQueryWarning)  # Duo@2: fewer than 3 documents
+        both = ir_measures.calc_aggregate([pm.Duo @ 3, shown, pm.Duo(ties="system") @ 2], qrels, ranked)
+    assert both[pm.Duo @ 3] == pytest.approx(duo([1.0, 0.9, -1.0]))
+    assert both[shown] == pytest.approx(duo([-1.0, 0.9, 1.0])) and both[shown] != both[pm.Duo @ 3]
+    assert ir_measures.parse_measure("Duo(ties='system')@3") == shown
+    with pytest.raises(ValueError, match="invalid ties='shown'"):
+        pm.Duo(ties="shown")
+
+    import pyterrier as pt
+
+    topics = pd.DataFrame({"qid": ["q1"], "query": ["anything"]})
+    system = pt.Transformer.from_df(ranked.rename(columns={"query_id": "qid", "doc_id": "docno"}), uniform=False)
+    table = pt.Experiment([system], topics, pd.DataFrame(qrels).rename(
+        columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"}), eval_metrics=[pm.Duo @ 3, shown],
+        names=["s"])
+    assert table.loc[0, str(shown)] == pytest.approx(both[shown])
+    assert table.loc[0, str(pm.Duo @ 3)] == pytest.approx(both[pm.Duo @ 3])
+
+
 def test_worst_group_and_named_protected_group():
     run = frame([("q1", "a", 6.0, 0.0, "x"), ("q1", "b", 5.0, 0.0, "x"), ("q1", "c", 4.0, 0.0, "y"),
                  ("q1", "d", 3.0, 0.0, "z"), ("q1", "e", 2.0, 0.0, "y"), ("q1", "f", 1.0, 0.0, "z")])

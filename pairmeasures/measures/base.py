@@ -26,8 +26,11 @@ from .ranked import RankedLists
 from .sideinputs import MissingSideInfoWarning, SideInput, attach, resource_example, source_for
 
 __all__ = ["PairMeasure", "MeasureValues", "SideInput", "DegenerateQueryWarning", "MissingSideInfoWarning",
-           "COMMON_PARAMS", "RangedParam", "MAX_CUTOFF", "MeasureOutputError", "degenerate_causes", "DIRECTIONS",
+           "COMMON_PARAMS", "RangedParam", "MAX_CUTOFF", "TIE_POLICIES", "MeasureOutputError", "degenerate_causes", "DIRECTIONS",
            "EXPERIMENT_PLUS"]
+
+#: How documents of equal score are ordered (the ``ties`` parameter): as trec_eval orders them, or as the system did.
+TIE_POLICIES = ("trec_eval", "system")
 
 #: The largest cutoff a measure accepts (some formulas build tables as long as the cutoff).
 MAX_CUTOFF = 10**7
@@ -129,6 +132,7 @@ COMMON_PARAMS = {
     "rel": measures.ParamInfo(dtype=int, default=None, desc="relevance threshold: only documents with a qrel >= rel count, in the order the system ranked them (default: every ranked document)"),
     "missing": measures.ParamInfo(dtype=str, choices=("error", "skip"), default="error", desc="a considered document without side information: 'error' (default) or 'skip' it"),
     "degenerate": measures.ParamInfo(dtype=str, choices=("default", "exclude"), default="default", desc="a query with nothing to measure: 'default' gives it the measure's documented value, counted in the mean; 'exclude' gives it NaN and leaves it out of the mean"),
+    "ties": measures.ParamInfo(dtype=str, choices=TIE_POLICIES, default="trec_eval", desc="documents of equal score: 'trec_eval' (default) orders them by document id, descending, as trec_eval does; 'system' keeps the order the system showed (the run's rank column, else its row order)"),
 }
 
 
@@ -182,6 +186,11 @@ class PairMeasure(measures.Measure):
     def aggregator(self):
         """The mean over all queries; over the measured ones under ``degenerate='exclude'``."""
         return NonDegenerateMean() if self.excludes_degenerate() else super().aggregator()
+
+    def tie_policy(self) -> str:
+        """How the provider orders this measure's documents of equal score: ``"trec_eval"`` (by document id,
+        descending) or ``"system"`` (the run's rank column, else its row order); see :data:`TIE_POLICIES`."""
+        return str(self.param("ties")) if "ties" in self.SUPPORTED_PARAMS else "trec_eval"
 
     def needs_relevance(self) -> bool:
         """Whether the provider must attach qrels to the ranked lists (``rel`` is set)."""

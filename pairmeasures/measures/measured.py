@@ -87,6 +87,9 @@ class _Measured(PairMeasure):
     def depth(self) -> Optional[int]:
         return self.counted().depth()
 
+    def tie_policy(self) -> str:
+        return self.counted().tie_policy()
+
     def evaluate(self, lists: RankedLists) -> MeasureValues:
         result = self.counted().evaluate(lists)
         degenerate = np.asarray(result.degenerate, dtype=bool)

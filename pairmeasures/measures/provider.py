@@ -98,27 +98,33 @@ class PairEvaluator(providers.Evaluator):
         """``(measure, query_ids, values)`` of every measure, in order, as arrays (NaN: a degenerate query the
         measure excludes). The cut-offs of one measure family are evaluated together
         (:meth:`PairMeasure.evaluate_cutoffs`)."""
-        lists = self._lists(run)
+        frame = RunConverter(run, strict=False).as_pd_dataframe()
+        by_policy: dict[str, RankedLists] = {}  # one sort per tie policy the measures ask for (usually one)
         results: dict[int, MeasureValues] = {}
         for family in _families(self.measures):
+            policy = self.measures[family[0]].tie_policy()
+            if policy not in by_policy:
+                by_policy[policy] = self._lists(frame, policy)
+            lists = by_policy[policy]
             if len(family) > 1:
                 cutoffs = [self.measures[i].param("cutoff") for i in family]
                 computed = self.measures[family[0]].evaluate_cutoffs(lists, cutoffs)
             else:
                 computed = [self.measures[family[0]].evaluate(lists)]
             results.update(zip(family, computed))
+        query_ids = self.query_ids
         for position, measure in enumerate(self.measures):
-            result = _checked(measure, results.pop(position), lists.query_ids)
+            result = _checked(measure, results.pop(position), query_ids)
             values = result.values
             if result.degenerate.any():
-                _warn_degenerate(measure, lists.query_ids, result)
+                _warn_degenerate(measure, query_ids, result)
                 if measure.excludes_degenerate():
                     values = np.where(result.degenerate, np.nan, values)
-            yield measure, lists.query_ids, values
+            yield measure, query_ids, values
 
-    def _lists(self, run) -> RankedLists:
-        """The run sorted into ranked lists as deep as the measures read, its columns checked first."""
-        frame = RunConverter(run, strict=False).as_pd_dataframe()
+    def _lists(self, frame, ties: str = "trec_eval") -> RankedLists:
+        """The run (as a frame) sorted into ranked lists as deep as the measures read, equal scores ordered by the
+        tie policy ``ties``, its columns checked first."""
         depths = [m.depth() for m in self.measures]
         depth = None if None in depths else max((d for d in depths if d is not None), default=None)
         wanted = {c for m in self.measures for c in m.run_columns()}
@@ -134,7 +140,7 @@ class PairEvaluator(providers.Evaluator):
                 raise RunInputError(problem)
         try:
             return build_ranked_lists(frame, self.query_ids, depth, columns,
-                                      self._relevance() if needs_relevance else None)
+                                      self._relevance() if needs_relevance else None, ties=ties)
         except RunInputError as exc:
             raise RunInputError(f"{_names(self.measures)}: {exc}") from None
 

@@ -4,8 +4,10 @@ Built once per evaluation from the run DataFrame (factorise query ids, sort once
 deepest cutoff any measure needs) and shared by every measure, which narrows it with
 :meth:`RankedLists.head` and :meth:`RankedLists.select` and hands arrays to :mod:`pairmeasures.math`.
 
-Ties: documents of one query are ordered by score descending, then by document id descending,
-as trec_eval (and therefore pytrec_eval's nDCG) does.
+Ties: documents of one query are ordered by score descending, then, by default, by document id
+descending, as trec_eval (and therefore pytrec_eval's nDCG) does; with the tie policy ``"system"``
+(a measure's ``ties='system'``), documents of equal score keep the order the system showed: the run's
+``rank`` column (PyTerrier's, 0-based; a TREC file's rank field), else the run's row order.
 """
 
 from __future__ import annotations
@@ -247,8 +249,9 @@ def _score_order(row_query: np.ndarray, scores: np.ndarray) -> np.ndarray:
 
 
 def _break_ties(order: np.ndarray, ranks: np.ndarray, row_query: np.ndarray, scores: np.ndarray,
-                doc_ids: np.ndarray, depth: Optional[int]) -> None:
-    """Reorder, in place, runs of equal (query, score) rows by document id descending.
+                doc_ids: np.ndarray, depth: Optional[int], shown: Optional[np.ndarray] = None) -> None:
+    """Reorder, in place, runs of equal (query, score) rows by document id descending, or, with ``shown`` (each
+    row's place in the system's order), by that place ascending.
 
     With a ``depth``, only rows that can reach it matter: those ranked above it and those tied
     with the last row above it.
@@ -271,17 +274,37 @@ def _break_ties(order: np.ndarray, ranks: np.ndarray, row_query: np.ndarray, sco
     import pandas as pd
 
     positions, tie_id = positions[in_tie], tie_id[in_tie]
-    frame = pd.DataFrame({"tie": tie_id, "doc": doc_ids[order[positions]].astype(str)})
-    permutation = frame.sort_values(["tie", "doc"], ascending=[True, False], kind="stable").index.to_numpy()
+    if shown is not None:
+        permutation = np.lexsort((shown[order[positions]], tie_id))
+    else:
+        frame = pd.DataFrame({"tie": tie_id, "doc": doc_ids[order[positions]].astype(str)})
+        permutation = frame.sort_values(["tie", "doc"], ascending=[True, False], kind="stable").index.to_numpy()
     order[positions] = order[positions][permutation]
 
 
+def _shown_order(run: "pd.DataFrame", row_query: np.ndarray) -> np.ndarray:
+    """Each row's place in the order the system showed: its ``rank`` (a number for every ranked row), else its row
+    position in the run."""
+    import pandas as pd
+
+    if "rank" not in run.columns:
+        return np.arange(len(run), dtype=np.float64)
+    shown = pd.to_numeric(run["rank"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.flatnonzero((row_query >= 0) & ~np.isfinite(shown))
+    if bad.size:
+        raise RunInputError(f"ties='system' orders documents of equal score by the run's rank column, which is missing "
+                            f"or not a number for {_first_rows(run, bad)}; give every row its rank (or drop the column "
+                            "to use the row order)")
+    return shown
+
+
 def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Optional[int], columns: list[str],
-                       relevance: Optional["QrelsLookup"] = None) -> RankedLists:
+                       relevance: Optional["QrelsLookup"] = None, ties: str = "trec_eval") -> RankedLists:
     """Sort ``run`` once into :class:`RankedLists` for the judged ``query_ids``.
 
     ``depth`` keeps the top ``depth`` documents per query (all for ``None``); ``columns`` are the
-    side columns to carry (the provider has checked that the run has them); ``relevance`` attaches qrels to the kept rows.
+    side columns to carry (the provider has checked that the run has them); ``relevance`` attaches qrels to the kept
+    rows; ``ties``: how documents of equal score are ordered (``"trec_eval"`` or ``"system"``: see the module).
     """
     import pandas as pd
 
@@ -317,7 +340,10 @@ def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Option
     full_offsets = np.concatenate([[0], np.cumsum(counts)])
     ranks = np.arange(order.size) - full_offsets[row_query[order]]
     doc_column = run["doc_id"].to_numpy()
-    _break_ties(order, ranks, row_query, scores, doc_column, depth)
+    if ties not in ("trec_eval", "system"):
+        raise ValueError(f"ties must be 'trec_eval' or 'system', got {ties!r}")
+    shown = _shown_order(run, row_query) if ties == "system" else None
+    _break_ties(order, ranks, row_query, scores, doc_column, depth, shown)
     if depth is not None:
         keep = ranks < depth
         order, ranks = order[keep], ranks[keep]

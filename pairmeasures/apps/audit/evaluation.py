@@ -12,7 +12,7 @@ from .plan import label
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["per_query", "significance", "statistics", "breakdown_cells", "leaderboard_table", "delta_a_prf",
+__all__ = ["per_query", "ties_in_top", "significance", "statistics", "breakdown_cells", "leaderboard_table", "delta_a_prf",
            "interval_text", "cutoff_curves", "DELTA_A_PRF", "DELTA_A_PRF_INTERVAL"]
 
 #: The leaderboard column of IBBR's dataset-level disparity (gendered datasets: gold labels male and female).
@@ -48,6 +48,24 @@ def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFram
     return table.sort_values(["system", "measure", "qid"], key=lambda c: c.map(order) if c.name == "measure" else
                              c.map({s: i for i, s in enumerate(runs)}) if c.name == "system" else c,
                              ignore_index=True)
+
+
+def ties_in_top(runs: dict, k: int) -> dict:
+    """Per system, how many queries hold documents of equal score in their top ``k`` (or across the cut at ``k``),
+    where trec_eval's order and the system's differ: ``{"k", "queries", "with_ties"}``."""
+    import numpy as np
+
+    counts = {}
+    for system, run in runs.items():
+        frame = run.sort_values(["qid", "rank"], kind="stable")
+        position = frame.groupby("qid", sort=False).cumcount().to_numpy()
+        scores, queries = frame["score"].to_numpy(dtype=np.float64), frame["qid"].to_numpy()
+        tied_next = np.zeros(len(frame), dtype=bool)
+        if len(frame) > 1:
+            tied_next[:-1] = (scores[1:] == scores[:-1]) & (queries[1:] == queries[:-1])
+        with_ties = set(queries[tied_next & (position < k)])
+        counts[system] = {"k": int(k), "queries": int(frame["qid"].nunique()), "with_ties": len(with_ties)}
+    return counts
 
 
 def significance(per_query: "pd.DataFrame", baseline: str, correction: str) -> dict:

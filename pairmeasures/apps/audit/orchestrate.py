@@ -92,6 +92,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     hidden, base_names = hidden_bases(plan.systems, plan.bases)
     everything, run_keys = run_systems({**plan.systems, **hidden}, profile, context, polarity, manifest)
     runs = {name: everything[name] for name in plan.systems}
+    ties = evaluation.ties_in_top(runs, chosen.deepest_cutoff())
     keys = {name: run_keys[name] for name in plan.systems}
     qrels_key = value_key(profile.qrels)
     memo = _Memo(manifest)
@@ -136,7 +137,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
             trade["bias"] = shown_duo or "Duo@10"  # the leaderboard's name, not the evaluated measure string
 
     results = outputs.Results(leaderboard, summary, per_query, chosen.shown, chosen.directions, cells, tuple(small), by,
-                              curves, trade, disparity)
+                              curves, trade, disparity, ties)
     statistics = {"baseline": plan.baseline, "correction": correction, "resamples": resamples, "seed": seed,
                   "by": by, "min_cell": min_cell}
     record = outputs.manifest_record(

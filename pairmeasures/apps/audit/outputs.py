@@ -66,6 +66,17 @@ class Results:
     curves: Optional["pd.DataFrame"] = None
     trade: Optional[dict] = None
     disparity: Optional[dict] = None
+    ties: Optional[dict] = None
+
+    def ties_text(self) -> str:
+        """The tie counts in a sentence, for the report."""
+        if not self.ties:
+            return ""
+        k = next(iter(self.ties.values()))["k"]
+        counted = "; ".join(f"{s} {t['with_ties']} of {t['queries']}" for s, t in self.ties.items())
+        return (f"Documents of equal score in the top {k} (or across the cut at {k}): {counted} queries. The bias "
+                "measures read each system's own order of them (ties='system'); trec_eval's order (by document id) "
+                "would differ there.")
 
 
 def _png(work: Path, name: str, caption: str, draw: str, arguments: tuple, options: dict, memo) -> tuple:
@@ -130,6 +141,7 @@ def _leaderboard_document(results: Results, profile: "Profile", specs: dict, sta
                                                   "cells": json_safe(results.cells.to_dict(orient="records"))},
         "specs": specs,
         "delta_a_prf": json_safe(results.disparity),
+        "ties": results.ties,
         "tradeoff": None if results.trade is None else tradeoff_document(results.trade),
     }
 
@@ -141,7 +153,7 @@ def _report(work: Path, results: Results, profile: "Profile", statistics: dict, 
     trade = results.trade
     sections = [Section("Leaderboard", f"{profile.name}: {len(profile.queries)} queries; baseline "
                         f"{statistics['baseline']}; bias measures exclude queries with nothing to measure (n = queries "
-                        "measured).", tables=[("mean per system", results.leaderboard)]),
+                        f"measured).\n\n{results.ties_text()}".strip(), tables=[("mean per system", results.leaderboard)]),
                 Section("Statistics", f"95% paired bootstrap intervals ({statistics['resamples']} resamples, seed "
                         f"{statistics['seed']}); p-values of pt.Experiment's paired t-test against "
                         f"{statistics['baseline']}, {statistics['correction']} correction.",
@@ -196,7 +208,8 @@ def manifest_record(profile: "Profile", specs: dict, canonical: dict, results: R
     return {
         "dataset": {"id": profile.name, "source": profile.source, "text": profile.text, "files_sha256": profile.files,
                     "queries": len(profile.queries), "labelled": profile.labels is not None},
-        "systems": {n: {"spec": s, "canonical": canonical[n]} for n, s in specs.items()},
+        "systems": {n: {"spec": s, "canonical": canonical[n], "ties": (results.ties or {}).get(n)}
+                    for n, s in specs.items()},
         "measures": {m: {"evaluated": str(e), "direction": results.directions[m],
                          "parameters": {k: json_safe(v) if isinstance(v, (int, float, str, bool)) or v is None
                                         else repr(v) for k, v in e.params.items()}} for m, e in results.shown.items()},

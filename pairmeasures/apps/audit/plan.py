@@ -84,14 +84,17 @@ def default_measures(profile: "Profile") -> list[str]:
 
 def evaluated(measure):
     """The measure evaluated. Unless the measure string says otherwise, a pairmeasures measure leaves out queries
-    with nothing to measure (``degenerate='exclude'``: no value, counted) and skips ranked documents without side
+    with nothing to measure (``degenerate='exclude'``: no value, counted), skips ranked documents without side
     information for the query (``missing='skip'``: a document another query's label covers, a query whose
-    polarity axis could not be fitted)."""
+    polarity axis could not be fitted) and measures the order each system produced (``ties='system'``: documents
+    of equal score in the system's rank order, not by document id)."""
     from ...measures import PairMeasure
 
     if not isinstance(measure, PairMeasure):
         return measure
     changes = {}
+    if "ties" in measure.SUPPORTED_PARAMS and "ties" not in measure.params:
+        changes["ties"] = "system"
     if "degenerate" in measure.SUPPORTED_PARAMS and "degenerate" not in measure.params:
         changes["degenerate"] = "exclude"
     missing = measure.SUPPORTED_PARAMS.get("missing")
@@ -125,6 +128,14 @@ class Measures:
     def evaluated(self) -> list:
         """The evaluated measures as strings (a cache key)."""
         return [str(m) for m in self.shown.values()]
+
+    def deepest_cutoff(self, default: int = 10) -> int:
+        """The deepest cut-off of the bias measures (``default`` when none has one): the depth whose ties count."""
+        from ...measures import PairMeasure
+
+        cutoffs = [m.param("cutoff") for m in self.shown.values() if isinstance(m, PairMeasure)
+                   and "cutoff" in m.SUPPORTED_PARAMS and m.param("cutoff") is not None]
+        return max(cutoffs, default=default)
 
     def bias_families(self) -> dict:
         """evaluated family (``Duo(degenerate='exclude',...)``) -> shown family (``Duo``), of the bias measures."""
