@@ -118,3 +118,18 @@ def test_the_checks_catch_what_they_are_for():
     assert not private_part("pairmeasures.datasets._loaders", "load_tables", "pairmeasures.datasets.corpus")
     assert not private_part("pairmeasures._atomic", "write_atomically", "pairmeasures.apps.audit.outputs")
     assert floor("pairmeasures.apps.cli") > floor("pairmeasures.pipelines.specs") > floor("pairmeasures.math.duo")
+
+
+def test_no_extra_pins_torch_to_one_build():
+    """A user with a CUDA build (or any other torch >= 2.0) installs every extra beside it: no extra asks for one
+    exact torch."""
+    import re
+    import tomllib
+
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    for extra, requirements in project["optional-dependencies"].items():
+        for requirement in requirements:
+            name = re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower()
+            if name == "torch":
+                assert "==" not in requirement and "<" not in requirement, f"extra {extra!r} pins {requirement!r}"
+    assert not any(re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0].lower() == "torch" for r in project["dependencies"])
