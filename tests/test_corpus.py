@@ -103,6 +103,13 @@ def test_msmarco_gender_documents_come_from_ir_datasets_by_id(msmarco_miniature)
     assert corpus.texts(passages[:3]) == [f"miniature passage {p}" for p in passages[:3]]
     assert corpus.missing([passages[0], "no-such-passage"]) == ["no-such-passage"]
     assert set(corpus.qrels()["query_id"]) <= set(corpus.query_records())
+    import ir_datasets
+
+    version = corpus.version()  # from the collection's metadata: its 8.8M passages are never iterated for it
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(type(ir_datasets.load("msmarco-passage/dev").docs_handler()), "docs_iter",
+                      lambda self: pytest.fail("iterated the collection to find its version"))
+        assert open_corpus("pair/msmarco-passage/dev/gender-qs1").version() == version
     with pytest.raises(ValueError, match="does not index"):  # the audit of MS MARCO is the next issue's
         pm.datasets.load_profile("pair/msmarco-passage/dev/gender-qs2")
 
