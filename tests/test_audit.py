@@ -97,7 +97,7 @@ def test_leaderboard_schema_per_query_and_excluded(folder, runs, tmp_path):
     assert board["baseline"] == "clustered" and pd.isna(summary[summary.system == "clustered"]["diff"]).all()
     manifest = json.loads((out / "manifest.json").read_text())
     assert set(manifest["dataset"]["files_sha256"]) == {"corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "labels.tsv"}
-    assert manifest["measures"]["rKL@10"]["evaluated"] == "rKL(degenerate='exclude',missing='skip')@10"
+    assert manifest["measures"]["rKL@10"]["evaluated"] == "rKL(degenerate='exclude',missing='skip',ties='system')@10"
     assert manifest["cache"]["hits"] == 0 and manifest["cache"]["misses"] == 2
     assert set(manifest["cache"]["evaluations"].values()) == {"miss"}
     html = (out / "report.html").read_text()

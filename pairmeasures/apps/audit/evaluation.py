@@ -57,7 +57,8 @@ def ties_in_top(runs: dict, k: int) -> dict:
 
     counts = {}
     for system, run in runs.items():
-        frame = run.sort_values(["qid", "rank"], kind="stable")
+        frame = (run.sort_values(["qid", "rank"], kind="stable") if "rank" in run.columns else  # a user's transformer
+                 run.assign(_key=-run["score"]).sort_values(["qid", "_key"], kind="stable"))
         position = frame.groupby("qid", sort=False).cumcount().to_numpy()
         scores, queries = frame["score"].to_numpy(dtype=np.float64), frame["qid"].to_numpy()
         tied_next = np.zeros(len(frame), dtype=bool)

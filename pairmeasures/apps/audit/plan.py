@@ -93,13 +93,13 @@ def evaluated(measure):
     if not isinstance(measure, PairMeasure):
         return measure
     changes = {}
-    if "ties" in measure.SUPPORTED_PARAMS and "ties" not in measure.params:
-        changes["ties"] = "system"
     if "degenerate" in measure.SUPPORTED_PARAMS and "degenerate" not in measure.params:
         changes["degenerate"] = "exclude"
     missing = measure.SUPPORTED_PARAMS.get("missing")
     if missing is not None and "skip" in (missing.choices or ()) and "missing" not in measure.params:
         changes["missing"] = "skip"
+    if "ties" in measure.SUPPORTED_PARAMS and "ties" not in measure.params:
+        changes["ties"] = "system"
     return measure(**changes) if changes else measure
 
 
