@@ -265,3 +265,19 @@ def test_group_labels_that_are_numbers_stay_labels():
     run = pd.DataFrame({"query_id": ["q1"] * 4, "doc_id": list("abcd"), "score": [4.0, 3, 2, 1],
                         "group": np.array([1, 0, 1, 0], dtype=object)})
     assert ir_measures.calc_aggregate([pm.rKL @ 4], qrels, run)[pm.rKL @ 4] >= 0
+
+
+@pytest.mark.parametrize("name,header,message", [
+    ("labels.tsv", "query-id\tcorpus-id\tgroup", "has a header but no labels"),
+    ("qrels/test.tsv", "query-id\tcorpus-id\tscore", "has a header but no judgements"),
+])
+def test_a_header_only_labels_or_qrels_file_of_a_beir_folder_is_named(tmp_path, name, header, message):
+    """A labels.tsv with its header only loaded 0 labels silently: every group measure then had nothing to measure."""
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "a", "text": "one"}\n{"_id": "b", "text": "two"}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "Q?"}\n')
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\ta\t1\nq1\tb\t1\n")
+    (tmp_path / "labels.tsv").write_text("query-id\tcorpus-id\tgroup\nq1\ta\tpro\nq1\tb\tcon\n")
+    (tmp_path / name).write_text(header + "\n")
+    with pytest.raises(pm.sideinfo.SideInfoError, match=rf"{tmp_path / name}: {message}"):
+        pm.sideinfo.resolve(f"beir:{tmp_path}")
