@@ -41,8 +41,8 @@ import numpy as np
 
 from .memo import Memo, content_key
 
-__all__ = ["SideInfoSource", "TsvSource", "BeirLabelSource", "register_scheme", "resolve", "schemes", "SideInfoError", "InputWarning",
-           "resource_options", "resource_key", "kinds", "tsv_scheme", "beir_scheme"]
+__all__ = ["SideInfoSource", "TsvSource", "BeirLabelSource", "register_scheme", "resolve", "schemes", "SideInfoError",
+           "InputWarning", "resource_options", "resource_key", "kinds", "tsv_scheme", "beir_scheme"]
 
 
 class SideInfoError(ValueError):
