@@ -445,3 +445,80 @@ def test_the_order_a_system_showed_is_the_order_measured(folder, tmp_path):
           "--resamples", "100", "--no-tradeoff", "--out", str(trec), cache=tmp_path / "c")
     by_id = pd.read_csv(trec / "per_query.csv").set_index("qid")["value"]
     assert by_id["q1"] != values.loc[("rKL@4", "q1"), "tied"]
+
+
+def test_run_files_of_other_queries_are_an_error_and_some_foreign_queries_are_counted(folder, runs, tmp_path):
+    """A run file of another dataset's query ids was accepted silently (a KeyError traceback when none matched,
+    every query scored as an empty ranking when some did), while unknown document ids were an error."""
+    clustered = runs[0]
+    foreign = write_run(tmp_path / "foreign.run", {"x1": ["a1", "a2"], "x2": ["b1", "b2"]})
+    args = ["--dataset", str(folder), "--measures", "nDCG@10", "rKL@10", "--resamples", "100", "--no-tradeoff"]
+    done = audit(*args, "--systems", f"run:{foreign}", "--out", str(tmp_path / "out"), cache=tmp_path / "c", check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and not (tmp_path / "out").exists()
+    assert f"system 'run:{foreign}' ({foreign}): none of its 2 query ids is a query of {folder} (e.g. 'x1', 'x2'; the " \
+           "dataset's: 'q1', 'q2', 'q3')" in done.stderr
+    part = write_run(tmp_path / "part.run", {"q1": ["a1", "a3", "a2", "a4"], "x1": ["a1"], "x2": ["b1"]})
+    done = audit(*args, "--systems", f"run:{clustered}", f"run:{part}", "--names", "full", "part", "--out",
+                 str(tmp_path / "out"), cache=tmp_path / "c")
+    said = [line for line in done.stderr.splitlines() if "InputWarning" in line]
+    assert [line[line.index("pairmeasures audit"):] for line in said] == [
+        f"pairmeasures audit: InputWarning: system 'part' (run:{part}, file {part}): 2 of its 3 query ids are not "
+        f"queries of {folder} (e.g. 'x1', 'x2'); their results are left out",
+        "pairmeasures audit: InputWarning: system 'part' has no results for 2 of the 3 queries audited (e.g. 'q2', "
+        "'q3'); they count as empty rankings: 0 for relevance measures, excluded from bias measures"]
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    assert board["measures"]["rKL@10"]["measured"] == {"full": 3, "part": 1}
+    held = tmp_path / "held.txt"
+    held.write_text("q3\n")
+    done = audit(*args, "--systems", f"run:{part}", "--queries", str(held), "--out", str(tmp_path / "held"),
+                 cache=tmp_path / "c", check=False)
+    assert done.returncode == 2 and "it has no results for any of the 1 queries audited (e.g. 'q3')" in done.stderr
+
+
+def test_an_empty_run_file_is_an_error_before_any_long_work(folder, runs, tmp_path):
+    """It was a KeyError traceback after the whole audit had run (25 s on a real dataset)."""
+    empty = tmp_path / "empty.run"
+    empty.write_text("")
+    done = audit("--dataset", str(folder), "--systems", f"run:{runs[0]}", f"run:{empty}", "--measures", "nDCG@10",
+                 "--out", str(tmp_path / "out"), cache=tmp_path / "c", check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and not (tmp_path / "out").exists()
+    assert f"system 'run:{empty}': stage 'run:{empty}': {empty}: holds no results" in done.stderr
+    assert "systems:" not in done.stderr and not (tmp_path / "c" / "runs").exists()  # nothing was run
+
+
+def test_unknown_documents_name_the_system_and_its_file(folder, runs, tmp_path):
+    """With two run: systems the error named neither file, and came after running them."""
+    stray = write_run(tmp_path / "stray.run", {"q1": ["a1", "zz9", "a2"], "q2": ["b1"]})
+    done = audit("--dataset", str(folder), "--systems", f"run:{runs[0]}", f"run:{stray}", "--names", "good", "stray",
+                 "--measures", "nDCG@10", "--out", str(tmp_path / "out"), cache=tmp_path / "c", check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"pairmeasures audit: error: system 'stray' (run:{stray}, file {stray}): it ranks 1 documents that are not " \
+           f"in {folder}, e.g. 'zz9': run files must rank this dataset's documents" in done.stderr
+    assert not (tmp_path / "c" / "runs").exists()
+
+
+def test_a_cache_folder_that_cannot_be_written_is_one_line_naming_it_and_the_variable(folder, runs, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    args = ("--dataset", str(folder), "--systems", f"run:{runs[0]}", "--measures", "nDCG@10", "--out", str(tmp_path / "out"))
+    done = audit(*args, cache=blocker / "cache", check=False)
+    assert done.returncode == 2 and not (tmp_path / "out").exists()
+    assert done.stderr.strip() == (f"pairmeasures audit: error: cache folder '{blocker}/cache' is not writable (Not a "
+                                   "directory): set PAIRMEASURES_CACHE_DIR to a writable folder")
+
+
+def test_a_read_only_cache_folder_is_one_line_naming_it_and_the_variable(folder, runs, tmp_path):
+    args = ("--dataset", str(folder), "--systems", f"run:{runs[0]}", "--measures", "nDCG@10", "--out", str(tmp_path / "out"))
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("this user writes into read-only folders (root): the test above, a folder under a file, "
+                        "stands for it")
+        done = audit(*args, cache=locked, check=False)
+        assert done.returncode == 2 and done.stderr.strip() == (
+            f"pairmeasures audit: error: cache folder '{locked}' is not writable (Permission denied): set "
+            "PAIRMEASURES_CACHE_DIR to a writable folder")
+    finally:
+        locked.chmod(0o700)

@@ -234,6 +234,10 @@ DAMAGE = {
                                  r"procon/labels\.tsv:955: expected 3 tab-separated fields"),
     "bytes that are not UTF-8": ("labels.tsv", lambda p: p.write_bytes(p.read_bytes().replace(b"videogames_pro_1", b"\xff", 1)),
                                  r"procon/labels\.tsv:3: not UTF-8 text"),
+    "qrels with a header only": ("qrels/test.tsv", lambda p: p.write_text(p.read_text().splitlines()[0] + "\n"),
+                                 r"procon/qrels/test\.tsv: has a header but no judgements"),
+    "labels with a header only": ("labels.tsv", lambda p: p.write_text(p.read_text().splitlines()[0] + "\n"),
+                                  r"procon/labels\.tsv: has a header but no labels"),
     "missing file": ("labels.tsv", Path.unlink, r"procon \(data argument\) is incomplete: it needs labels\.tsv"),
 }
 
@@ -705,6 +709,36 @@ def test_datasets_command_lists_where_each_dataset_resolves_from(tmp_path, data_
     procon = next(line for line in lines if line.startswith("| pair/procon "))
     assert "no: " in procon and "it needs corpus.jsonl, queries.jsonl, qrels/test.tsv, labels.tsv" in procon
     assert next(line for line in lines if line.startswith("| pair/perspectrum ")).endswith("| after download |")
+
+
+def test_a_data_folder_that_is_not_there_is_an_error(tmp_path):
+    """``pairmeasures datasets --data /nonexistent`` listed every dataset as "after download" and exited 0."""
+    for where, what in ((tmp_path / "nonexistent", "does not exist"), (tmp_path / "file.txt", "is a file, not a folder")):
+        if what.startswith("is a file"):
+            where.write_text("not a mirror")
+        result = cli("datasets", "--data", str(where))
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr.strip() == (f"pairmeasures datasets: error: the data folder '{where}' {what}: name a mirror "
+                                         "folder laid out like shared/data (one subfolder per dataset; see "
+                                         "docs/datasets.md)")
+    result = subprocess.run([sys.executable, "-m", "pairmeasures", "datasets"], capture_output=True, text=True,
+                            timeout=300, env={**os.environ, "PAIRMEASURES_DATA": str(tmp_path / "nonexistent")})
+    assert result.returncode == 2 and "$PAIRMEASURES_DATA" in result.stderr and "or unset PAIRMEASURES_DATA" in result.stderr
+
+
+@pytest.mark.usefixtures("data_mirror")
+def test_loading_a_dataset_prints_no_warning():
+    """Every pm.datasets.load(...) printed "could not register its datasets with ir_datasets: cannot import name
+    'register' from partially initialized module" although registration worked: load() imported the private module
+    that imports ir_datasets, whose import hook then imported that half-imported module again."""
+    for code in ("import pairmeasures as pm; print(len(list(pm.datasets.load('pair/procon').queries_iter())))",
+                 "import os, pairmeasures as pm; print(len(list(pm.datasets.load('pair/procon', "
+                 "data=os.environ['PAIRMEASURES_DATA']).queries_iter())))",
+                 "import pairmeasures as pm; pm.datasets.register(); import ir_datasets; "
+                 "print(len(list(ir_datasets.load('pair/procon').queries_iter())))"):
+        result = python(f"import warnings; warnings.simplefilter('error'); {code}")
+        assert result.returncode == 0 and result.stdout.strip() == "50", result.stderr
+        assert result.stderr == "", result.stderr
 
 
 def test_status_of_a_mirror_passed_as_argument(tmp_path, data_dir):

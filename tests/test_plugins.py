@@ -211,3 +211,51 @@ def test_example_plugin_measure_is_not_a_builtin():
     names = {m.NAME for m in pm.measures.BUILTIN_MEASURES}
     measure = namespace["ExposureEntropy"]
     assert measure.NAME not in names
+
+
+def commands_with_plugins(folder: Path) -> list[subprocess.CompletedProcess]:
+    """``import pairmeasures`` and two commands, as a user with the plugins in ``folder`` installed runs them."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT)])}
+    runs = [[sys.executable, "-c", "import pairmeasures, ir_measures; print(ir_measures.parse_measure('Duo@3'))"],
+            [sys.executable, "-m", "pairmeasures", "measures", "Duo"],
+            [sys.executable, "-m", "pairmeasures", "demo", "--measures", "Duo@5", "--format", "csv", "--quiet"]]
+    return [subprocess.run(command, capture_output=True, text=True, env=env, timeout=300) for command in runs]
+
+
+def test_a_plugin_scheme_that_is_not_an_identifier_is_skipped_naming_the_plugin(tmp_path):
+    """It made ``import pairmeasures`` itself fail, with a ValueError naming no plugin."""
+    (tmp_path / "dashed_plugin.py").write_text(textwrap.dedent("""
+        import pairmeasures as pm
+        @pm.hookimpl
+        def pairmeasures_side_info_schemes():
+            return {"my-scheme": lambda argument: None, "myscheme": lambda argument: None}
+    """))
+    fake_distribution(tmp_path, "dashed_plugin", "dashed = dashed_plugin")
+    for result in commands_with_plugins(tmp_path):
+        assert result.returncode == 0, result.stderr
+        assert "PluginLoadWarning: pairmeasures plugin 'dashed': resource scheme 'my-scheme' cannot be registered (a " \
+               "side-information scheme must be an identifier, got 'my-scheme'); skipped" in result.stderr
+    check = run_python("import pairmeasures as pm; print(pm.sideinfo.schemes())", PYTHONPATH=os.pathsep.join(
+        [str(tmp_path), str(ROOT)]))
+    assert "'myscheme'" in check.stdout and "'my-scheme'" not in check.stdout  # the plugin's other scheme works
+
+
+def test_a_plugin_measure_without_a_name_is_skipped_naming_the_plugin(tmp_path):
+    """A class that sets ir_measures' ``__name__`` to a built-in's and no ``NAME`` killed every command with a bare
+    AssertionError from ir_measures' registry."""
+    (tmp_path / "nameless_plugin.py").write_text(textwrap.dedent("""
+        import pairmeasures as pm
+        class Duo(pm.PairMeasure):
+            __name__ = "Duo"
+        @pm.hookimpl
+        def pairmeasures_measures():
+            return [Duo()]
+    """))
+    fake_distribution(tmp_path, "nameless_plugin", "nameless = nameless_plugin")
+    first, shown, demo = commands_with_plugins(tmp_path)
+    for result in (first, shown, demo):
+        assert result.returncode == 0, result.stderr
+        assert "PluginLoadWarning: pairmeasures plugin 'nameless': its measure class Duo has NAME = None; skipped (set " \
+               "NAME to the name measure strings use, e.g. NAME = 'Duo')" in result.stderr
+        assert "AssertionError" not in result.stderr
+    assert first.stdout.strip() == "Duo@3" and shown.stdout.startswith("## Duo: ")

@@ -49,6 +49,8 @@ def validate_polarity(folder, model: Optional[str] = None, text: str = "text", p
     """
     if anchors not in ANCHORS:
         raise ValueError(f"anchors must be one of {ANCHORS}, got {anchors!r}")
+    if isinstance(anchor_within, bool) or not isinstance(anchor_within, int) or anchor_within < 0:
+        raise ValueError(f"anchor_within must be 0 (off) or a positive number of principal axes, got {anchor_within!r}")
     started = time.perf_counter()
     data = read_beir(folder)
     if data.labels is None:

@@ -46,8 +46,10 @@ def find(text: str) -> PairMeasure:
 
     if isinstance(ir_measures.measures.registry.get(text), PairMeasure):
         return ir_measures.measures.registry[text]  # a bare name: no parameter check (Measured needs of=)
+    from .evaluate import parse_measure
+
     try:
-        measure = ir_measures.parse_measure(text)
+        measure = parse_measure(text)
     except NameError:
         names = {str(m.NAME).lower(): str(m.NAME) for m in registered()}
         base = text.split("(")[0].split("@")[0].strip()

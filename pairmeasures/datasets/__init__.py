@@ -94,6 +94,8 @@ def load(dataset_id: str, data: Optional[str | os.PathLike] = None):
 
 def register() -> None:
     """Register the datasets with ir_datasets now (importing it); later calls do nothing."""
+    import ir_datasets  # noqa: F401  first: its import hook registers (below), before ._irds is half imported
+
     from ._irds import register as register_all
 
     register_all()
@@ -102,8 +104,9 @@ def register() -> None:
 def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
     """For each dataset: where its files resolve from and whether they are here (nothing is downloaded)."""
     from ._catalogue import SPECS
-    from ._resources import DatasetError, find
+    from ._resources import DatasetError, find, mirror_roots
 
+    mirror_roots(data)  # a mirror folder named but absent is an error, not a column of "download" rows
     rows = []
     for spec in SPECS:
         places, missing, problems = [], [], []

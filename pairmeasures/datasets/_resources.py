@@ -125,11 +125,21 @@ def mirror_roots(data: Optional[str | os.PathLike] = None) -> list[tuple[str, Pa
     """``(origin, folder)`` to search, in order: ``data`` (else ``$PAIRMEASURES_DATA``), then the cache."""
     roots = []
     if data is not None:
-        roots.append(("data argument", Path(data).expanduser()))
+        roots.append(("data argument", _mirror_folder(Path(data).expanduser(), "the data folder")))
     elif os.environ.get(DATA_ENV):
-        roots.append((DATA_ENV, Path(os.environ[DATA_ENV]).expanduser()))
+        roots.append((DATA_ENV, _mirror_folder(Path(os.environ[DATA_ENV]).expanduser(), f"${DATA_ENV}")))
     roots.append(("download cache", cache_root()))
     return roots
+
+
+def _mirror_folder(path: Path, named: str) -> Path:
+    """``path`` if it is a folder; else a DatasetError: a mirror named but absent would fall through to downloads."""
+    if not path.is_dir():
+        what = "is a file, not a folder" if path.is_file() else "does not exist"
+        raise DatasetError(f"{named} {str(path)!r} {what}: name a mirror folder laid out like shared/data (one "
+                           f"subfolder per dataset; see docs/datasets.md)"
+                           + (f", or unset {DATA_ENV}" if named.startswith("$") else ""))
+    return path
 
 
 def find(resource: Resource, data: Optional[str | os.PathLike] = None) -> Optional[Location]:

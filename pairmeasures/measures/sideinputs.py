@@ -86,6 +86,8 @@ def attach(measure: PairMeasure, lists: RankedLists, side: SideInput) -> RankedL
     values, present = _convert(raw, side, lists, measure, origin)
     if side.kind == "text":
         _check_text(values, present, lists, measure, origin)
+    elif side.kind == "labels":
+        _check_labels(values, present, lists, measure, origin, side.column)
     if not present.all():
         absent = np.flatnonzero(~present)
         if measure.param("missing") == "skip":
@@ -172,6 +174,24 @@ def _check_text(values: np.ndarray, present: np.ndarray, lists: RankedLists, mea
         row = int(wrong[0])
         raise RunInputError(f"{measure}: the text of {lists.describe(row)} in {origin} is a "
                             f"{type(values[row]).__name__}, not a string")
+
+
+def _check_labels(values: np.ndarray, present: np.ndarray, lists: RankedLists, measure: PairMeasure, origin: str,
+                  name: str) -> None:
+    """Group labels are single values (text, numbers): a list, set or dict names the measure, query and document."""
+    import pandas as pd
+
+    if pd.api.types.infer_dtype(values[present], skipna=False) in ("string", "integer", "floating", "mixed-integer-float",
+                                                                   "boolean", "empty"):
+        return
+    for row in np.flatnonzero(present).tolist():
+        value = values[row]
+        try:
+            hash(value)
+        except TypeError:
+            raise RunInputError(f"{measure}: the {name} of {lists.describe(row)} in {origin} is a {type(value).__name__} "
+                                f"({value!r}); a {name} is one label per document (text or a number): give each document "
+                                "one, e.g. its first") from None
 
 
 def _present(raw: np.ndarray) -> np.ndarray:

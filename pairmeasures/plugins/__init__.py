@@ -3,7 +3,8 @@
 Third-party plugins are found through the ``pairmeasures`` entry-point group. A plugin that
 fails to load (import error or ``sys.exit`` at import, misspelt hook, hook raising or exiting) is
 skipped with a :class:`PluginLoadWarning` naming it; everything else keeps working. A plugin
-measure named like a built-in one is skipped too: built-ins win. Set
+measure named like a built-in one, or without a ``NAME``, and a resource scheme that is not an identifier
+are skipped too, each with a warning naming the plugin: built-ins win. Set
 ``PAIRMEASURES_DISABLE_PLUGIN_AUTOLOAD=1`` to load no third-party plugin, or
 ``PAIRMEASURES_DISABLE_PLUGINS=name,other`` to block some by entry-point name.
 """
@@ -91,7 +92,13 @@ def register_plugins(manager: pluggy.PluginManager) -> None:
                 warnings.warn(f"pairmeasures plugin {name!r}: resource scheme {scheme!r} is taken; skipped",
                               PluginLoadWarning, stacklevel=2)
                 continue
-            sideinfo.register_scheme(scheme, factory)
+            try:
+                sideinfo.register_scheme(scheme, factory)
+            except (ValueError, TypeError, AttributeError) as exc:  # e.g. a scheme that is not an identifier
+                if name == "builtin":
+                    raise
+                warnings.warn(f"pairmeasures plugin {name!r}: resource scheme {scheme!r} cannot be registered "
+                              f"({exc}); skipped", PluginLoadWarning, stacklevel=2)
 
     registry = ir_measures.measures.registry
     builtin_types: dict = {m.NAME: type(m) for m in BUILTIN_MEASURES}
@@ -100,6 +107,11 @@ def register_plugins(manager: pluggy.PluginManager) -> None:
             if not isinstance(measure, PairMeasure):
                 warnings.warn(f"pairmeasures plugin {name!r}: {measure!r} is not a pairmeasures.PairMeasure; skipped",
                               PluginLoadWarning, stacklevel=2)
+                continue
+            if not isinstance(measure.NAME, str) or not measure.NAME.isidentifier():
+                warnings.warn(f"pairmeasures plugin {name!r}: its measure class {type(measure).__qualname__} has NAME = "
+                              f"{measure.NAME!r}; skipped (set NAME to the name measure strings use, e.g. "
+                              f"NAME = {type(measure).__name__.lstrip('_')!r})", PluginLoadWarning, stacklevel=2)
                 continue
             if name != "builtin" and builtin_types.get(measure.NAME, type(measure)) is not type(measure):
                 warnings.warn(f"pairmeasures plugin {name!r}: {measure.NAME!r} is the name of a built-in measure, "

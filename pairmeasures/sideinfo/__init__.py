@@ -42,11 +42,16 @@ import numpy as np
 from .memo import Memo, content_key
 
 __all__ = ["SideInfoSource", "TsvSource", "BeirLabelSource", "register_scheme", "resolve", "schemes", "SideInfoError",
-           "resource_options", "resource_key", "kinds", "tsv_scheme", "beir_scheme"]
+           "InputWarning", "resource_options", "resource_key", "kinds", "tsv_scheme", "beir_scheme"]
 
 
 class SideInfoError(ValueError):
     """A resource cannot be resolved or read."""
+
+
+class InputWarning(UserWarning):
+    """An input file is usable but not as clean as it looks (a judgement listed twice, a run and qrels that share
+    only some queries): the message names the files, the cause and the count, and what was done."""
 
 
 @runtime_checkable

@@ -53,7 +53,8 @@ def existing(folder: str | os.PathLike, name: str) -> Path:
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Numbered lines without their line break; decoding and decompression errors name the line."""
+    """Numbered lines without their line break; decoding and decompression errors name the line. A UTF-8 byte
+    order mark (as Windows editors write) is not part of the first line."""
     import gzip
     import zlib
 
@@ -63,7 +64,7 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
         try:
             for number, data in enumerate(raw, start=1):
                 try:
-                    line = data.decode("utf-8")
+                    line = data.decode("utf-8-sig" if number == 1 else "utf-8")
                 except UnicodeDecodeError as exc:
                     raise DataFileError(path, number, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
                 yield number, line.rstrip("\n").rstrip("\r")
@@ -207,6 +208,9 @@ def read_qrels(path: str | os.PathLike, queries: Optional[Container[str]] = None
         if not re.fullmatch(r"-?\d+", score):
             raise DataFileError(path, number, f"score {score!r} is not an integer")
         rows.append((number, query_id, doc_id, int(score)))
+    if not rows:
+        raise DataFileError(path, None, "has a header but no judgements: write one line per judged document "
+                                        f"({', '.join(QRELS_HEADER)}, tab-separated)")
     return rows
 
 
@@ -215,6 +219,9 @@ def read_labels(path: str | os.PathLike, queries: Optional[Container[str]] = Non
     """Rows ``(line, query id, document id, group)`` of a ``labels.tsv`` (:data:`LABELS_HEADER`) with
     non-empty groups; the checks of :func:`read_pairs` apply."""
     rows = read_pairs(path, LABELS_HEADER, queries, documents)
+    if not rows:
+        raise DataFileError(path, None, "has a header but no labels: write one line per labelled document "
+                                        f"({', '.join(LABELS_HEADER)}, tab-separated), or remove the file")
     empty = next((number for number, _, _, group in rows if not group.strip()), None)
     if empty is not None:
         raise DataFileError(path, empty, "empty group")

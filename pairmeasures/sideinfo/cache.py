@@ -30,6 +30,8 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+from .memo import CACHE_ENV
+
 __all__ = ["EmbeddingCache", "EmbeddingCacheError", "CacheStats", "default_cache_path", "text_key"]
 
 _SCHEMA = """
@@ -53,9 +55,9 @@ _MAX_BATCH = 8000  # keys per SELECT at most: larger batches read no faster
 
 
 def default_cache_path() -> Path:
-    """Where the embedding cache lives unless told otherwise."""
-    if os.environ.get("PAIRMEASURES_CACHE_DIR"):
-        return Path(os.environ["PAIRMEASURES_CACHE_DIR"]).expanduser() / "embeddings.sqlite"
+    """Where the embedding cache lives unless told otherwise (:data:`~pairmeasures.sideinfo.memo.CACHE_ENV` moves it)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser() / "embeddings.sqlite"
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "pairmeasures" / "embeddings.sqlite"
 
@@ -143,6 +145,8 @@ class EmbeddingCache:
 
     def __init__(self, path: Optional[os.PathLike | str] = None, timeout: float = 120.0):
         self.path = Path(path).expanduser() if path is not None else default_cache_path()
+        #: How to move the cache elsewhere, for messages: the variable for the default location, else the argument.
+        self._move = f"set {CACHE_ENV} to a writable folder" if path is None else "pass a writable cache path"
         self.timeout = timeout
         self.hits = self.misses = self.corrupt = 0
         self.read_only = False
@@ -253,7 +257,7 @@ class EmbeddingCache:
         self.read_only = True
         if not self.path.is_file():
             warnings.warn(f"embedding cache {str(self.path)!r} cannot be created ({reason}); embeddings are computed "
-                          "but not stored", RuntimeWarning, stacklevel=5)
+                          f"but not stored ({self._move} to keep them)", RuntimeWarning, stacklevel=5)
             return None
         from urllib.parse import quote
 
@@ -268,7 +272,7 @@ class EmbeddingCache:
         except sqlite3.DatabaseError as exc:
             raise self._failure(exc, "open read-only") from exc
         warnings.warn(f"embedding cache {str(self.path)!r} is read-only ({reason}): cached vectors are used, new ones "
-                      "are computed but not stored", RuntimeWarning, stacklevel=5)
+                      f"are computed but not stored ({self._move} to keep them)", RuntimeWarning, stacklevel=5)
         return connection
 
     def _failure(self, exc: sqlite3.Error, doing: str) -> EmbeddingCacheError:

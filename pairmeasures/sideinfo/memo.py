@@ -22,7 +22,11 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Hashable, Optional, TypeVar
 
-__all__ = ["CacheWarning", "DiskMemo", "Memo", "clear_caches", "content_key", "sha256_file", "value_key"]
+__all__ = ["CACHE_ENV", "CacheFolderError", "CacheWarning", "DiskMemo", "Memo", "clear_caches", "content_key",
+           "sha256_file", "value_key", "writable_folder"]
+
+#: The environment variable that moves pairmeasures' caches (the embedding cache and an audit's runs and evaluations).
+CACHE_ENV = "PAIRMEASURES_CACHE_DIR"
 
 T = TypeVar("T")
 
@@ -104,6 +108,30 @@ class CacheWarning(UserWarning):
     """A cached file could not be read (damaged, or written by another version) and its value was computed again."""
 
 
+class CacheFolderError(RuntimeError):
+    """A cache folder cannot be written; the message names it and, where one does, the variable that moves it."""
+
+
+def writable_folder(folder: str | os.PathLike, moved_by: Optional[str] = None) -> Path:
+    """``folder``, created if needed, after writing and removing a file in it; a :class:`CacheFolderError` naming it
+    (and ``moved_by``, the variable that moves it) when that fails, so a command stops before its long work."""
+    import tempfile
+
+    path = Path(folder).expanduser()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path, prefix=".pairmeasures-write-test-"):
+            pass
+    except OSError as exc:
+        raise CacheFolderError(_not_writable(path, exc, moved_by)) from None
+    return path
+
+
+def _not_writable(path: Path, exc: OSError, moved_by: Optional[str]) -> str:
+    return (f"cache folder {str(path)!r} is not writable ({exc.strerror or exc})"
+            + (f": set {moved_by} to a writable folder" if moved_by else ""))
+
+
 def value_key(value: Any) -> str:
     """A key of a value's content: data frames by their columns, types and values (not their memory layout), in
     lists, tuples and dicts too; anything else by its JSON (or ``str``) form."""
@@ -134,11 +162,13 @@ def _unkeyed(value: Any) -> bool:
 class DiskMemo:
     """Values computed once and kept as pickles in ``folder``, one file per ``(kind, parts)``: ``parts`` are what the
     value derives from (keys, strings, numbers; :func:`value_key` of frames), ``version`` what invalidates every
-    value at once (a format number and the package version). A part holding None makes the value uncached."""
+    value at once (a format number and the package version). A part holding None makes the value uncached. A folder
+    that cannot be written is a :class:`CacheFolderError` naming it and ``moved_by`` (the variable that moves it)."""
 
-    def __init__(self, folder: str | os.PathLike, version: Any):
+    def __init__(self, folder: str | os.PathLike, version: Any, moved_by: Optional[str] = CACHE_ENV):
         self.folder = Path(folder)
         self.version = version
+        self.moved_by = moved_by
 
     def path(self, kind: str, parts: Any) -> Optional[Path]:
         """The file of a value, or None when ``parts`` hold None (not cached)."""
@@ -166,8 +196,12 @@ class DiskMemo:
         """Keep ``value`` in ``path``, written atomically."""
         from .._atomic import write_atomically
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(path, data)
+        except OSError as exc:
+            raise CacheFolderError(_not_writable(path.parent, exc, self.moved_by)) from None
 
     def get(self, kind: str, parts: Any, compute: Callable[[], T]) -> tuple[T, str]:
         """``(value, how)``: the value kept for ``(kind, parts)`` (``how`` = ``"hit"``), else ``compute()``'s, kept

@@ -169,6 +169,9 @@ class PolarityModel:
     def __post_init__(self):
         if isinstance(self.components, bool) or not isinstance(self.components, int) or self.components < 1:
             raise ValueError(f"components must be a positive integer, got {self.components!r}")
+        if isinstance(self.anchor_within, bool) or not isinstance(self.anchor_within, int) or self.anchor_within < 0:
+            raise ValueError(f"anchor_within must be 0 (off) or a positive number of principal axes, got "
+                             f"{self.anchor_within!r}")
         if self.distractors is not None:
             groups = list(self.distractors)
             if len(groups) != 2:
@@ -287,6 +290,7 @@ class PolaritySource:
     def __init__(self, model: PolarityModel, documents: Optional[TextSource] = None):
         self.model = model
         self.documents = documents
+        self._blank: set = set()  # (query id, document id) whose text is empty or blank, in the last lookup
 
     def lookup(self, query_ids, doc_ids, columns) -> np.ndarray:
         """Polarity per row; NaN where the query cannot be fitted or the document has no text at all."""
@@ -299,8 +303,12 @@ class PolaritySource:
         return scores
 
     def missing_reason(self, query_id: str, doc_id: str) -> Optional[str]:
-        """Why a document got no polarity: its query's axes could not be fitted, or it has no text."""
-        return self.model.skipped.get(query_id, f"document {doc_id!r} has no text to embed")
+        """Why a document got no polarity: its query's axes could not be fitted, or it has no text (or only blanks)."""
+        if query_id in self.model.skipped:
+            return self.model.skipped[query_id]
+        if (query_id, doc_id) in self._blank:
+            return f"the text of document {doc_id!r} for query {query_id!r} is empty: nothing to embed"
+        return f"document {doc_id!r} has no text to embed"
 
     def _texts(self, query_ids, doc_ids, column) -> list:
         """The text to embed per row: the run's (a string), else the documents', else ``None``."""
@@ -310,11 +318,15 @@ class PolaritySource:
             raise PolarityError("polarity needs document text: add a 'text' column to the run")
         texts: list = []
         lacking: list = []  # rows without text in the run
+        self._blank = set()  # of this lookup (missing_reason is asked about it)
         for row, doc_id in enumerate(doc_ids):
             value = column[row] if column is not None else None
             if value is not None and not isinstance(value, str) and not (pd.api.types.is_scalar(value) and pd.isna(value)):
                 raise PolarityError(f"the text of document {doc_id!r} of query {query_ids[row]!r} is a "
                                     f"{type(value).__name__}, not a string; decode or convert it before evaluating")
+            if isinstance(value, str) and not value.strip():  # empty text: nothing to embed (looked up below)
+                self._blank.add((str(query_ids[row]), str(doc_id)))
+                value = None
             texts.append(value if isinstance(value, str) else None)
             if not isinstance(value, str):
                 lacking.append(row)
@@ -322,8 +334,14 @@ class PolaritySource:
             found = self.documents.lookup(np.asarray(query_ids, dtype=object)[lacking],
                                           np.asarray(doc_ids, dtype=object)[lacking], {})
             for row, text in zip(lacking, found):
+                pair = (str(query_ids[row]), str(doc_ids[row]))
+                if isinstance(text, str) and text.strip():
+                    self._blank.discard(pair)  # empty in the run, found in the folder or dataset
+                elif isinstance(text, str):
+                    self._blank.add(pair)
+                    text = None
                 texts[row] = text
-                if text is None and column is None:  # no text anywhere, and no column to say so per document
+                if text is None and column is None and pair not in self._blank:  # not in the folder, no column to say so
                     raise PolarityError(f"document {doc_ids[row]!r} is not in {self.documents.name!r} and the run "
                                         "has no 'text' column to embed instead")
         return texts  # None where there is no text anywhere: the measure reports it (or skips it with missing='skip')

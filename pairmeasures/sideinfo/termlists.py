@@ -72,15 +72,18 @@ class Lexicon:
             from importlib import resources
 
             text = resources.files(__package__).joinpath("data").joinpath(BUILTIN_TERM_LISTS[source]).read_text(encoding="utf-8")
+            lines = text.splitlines()
             origin = f"built-in list {source!r}"
         else:
+            from .beir import numbered_lines
+
             path = Path(source).expanduser()
             if not path.is_file():
                 raise SideInfoError(f"term list {source!r} is neither a built-in list ({', '.join(BUILTIN_TERM_LISTS)}) "
                                     "nor an existing file of 'term,group' lines")
-            text = path.read_text(encoding="utf-8")
+            lines = [line for _, line in numbered_lines(path)]  # a byte that is not UTF-8 names the file and line
             origin = str(path)
-        return cls._parse(text.splitlines(), origin, tokenizer, overlap)
+        return cls._parse(lines, origin, tokenizer, overlap)
 
     @classmethod
     def _parse(cls, lines: Sequence[str], origin: str, tokenizer: str, overlap: str) -> "Lexicon":

@@ -57,6 +57,10 @@ class TsvSource(KeyedValues):
 
     def __init__(self, path: str | os.PathLike, value_column: Optional[str] = None):
         self.path = Path(path).expanduser()
+        if self.path.is_dir():
+            hint = (f"; for its gold labels write beir:{path}" if (self.path / "labels.tsv").is_file() else "")
+            raise SideInfoError(f"side-information file {str(self.path)!r} is a folder, not a file: name the TSV file "
+                                f"inside it (tsv:FOLDER/FILE.tsv){hint}")
         if not self.path.is_file():
             raise SideInfoError(f"side-information file {str(self.path)!r} does not exist")
         header, line_numbers, columns = read_table(self.path)

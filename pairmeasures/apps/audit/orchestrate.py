@@ -62,10 +62,10 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     from ...datasets.profile import load_profile, only_queries, polarity_model
     from ...pipelines.specs import SystemContext
     from ...sideinfo.embed import Embedder
-    from ...sideinfo.memo import value_key
+    from ...sideinfo.memo import CACHE_ENV, value_key, writable_folder
     from . import evaluation, outputs
-    from .plan import choose_measures, evaluated, plan_systems
-    from .runs import run_systems
+    from .plan import check_run_files, choose_measures, evaluated, plan_systems
+    from .runs import cache_folder, run_systems, say_unranked_queries
     from .tradeoff import hidden_bases
     from .tradeoff import tradeoff as tradeoff_of
 
@@ -73,11 +73,14 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     manifest = Manifest(command=list(command) if command is not None else Manifest().command)
     out = Path(out).expanduser()
     outputs.check_out(out, force)
+    writable_folder(cache_folder(), CACHE_ENV)  # the runs and evaluations are kept there: stop now if they cannot be
     plan = plan_systems(systems, names, baseline, resamples, tradeoff, lambdas)
     with manifest.step("dataset"):
         profile = load_profile(dataset, data, text)
+        dataset_queries = list(profile.queries)
         if queries is not None:
             profile = only_queries(profile, queries)
+    check_run_files(plan, profile, dataset_queries)
     if by is not None and by not in profile.fields:
         raise ValueError(f"--by {by!r}: {profile.name} has no query field {by!r}; fields: "
                          f"{', '.join(sorted(profile.fields)) or 'none'}")
@@ -92,6 +95,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     hidden, base_names = hidden_bases(plan.systems, plan.bases)
     everything, run_keys = run_systems({**plan.systems, **hidden}, profile, context, polarity, manifest)
     runs = {name: everything[name] for name in plan.systems}
+    say_unranked_queries(runs, profile)
     ties = evaluation.ties_in_top(runs, chosen.deepest_cutoff())
     keys = {name: run_keys[name] for name in plan.systems}
     qrels_key = value_key(profile.qrels)

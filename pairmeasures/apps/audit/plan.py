@@ -11,8 +11,8 @@ if TYPE_CHECKING:
     from ...datasets.profile import Profile
     from ...pipelines.specs import Stage, System
 
-__all__ = ["Plan", "Measures", "plan_systems", "choose_measures", "default_measures", "evaluated", "direction",
-           "label"]
+__all__ = ["Plan", "Measures", "plan_systems", "check_run_files", "choose_measures", "default_measures", "evaluated",
+           "direction", "label"]
 
 #: How the leaderboard marks each direction.
 ARROWS = {"lower-fairer": "↓", "higher-fairer": "↑", "signed": "↕", "higher-better": "↑"}
@@ -68,6 +68,45 @@ def plan_systems(systems: Sequence[str], names: Optional[Sequence[str]], baselin
         if split is not None:
             bases[name] = split
     return Plan(parsed, baseline, lambdas, bases)
+
+
+def check_run_files(plan: Plan, profile: "Profile", dataset_queries) -> None:
+    """Each ``run:FILE`` system's file against the dataset, before any long work: a ValueError naming the system and
+    its file when the run ranks a document the dataset lacks, none of the dataset's queries (``dataset_queries``: all
+    of them, before ``--queries``) or none of the audited ones (``profile.queries``); an
+    :class:`~pairmeasures.sideinfo.InputWarning` with counts when some of its query ids are not the dataset's (their
+    results are left out). The audited queries a run has no results for are said after the runs
+    (:func:`~pairmeasures.apps.audit.runs.run_systems`)."""
+    import warnings
+
+    from ...pipelines.stages.run_file import path_of, read
+    from ...sideinfo import InputWarning
+    from ...sideinfo.runfiles import examples
+
+    known = set(dataset_queries)
+    for name, system in plan.systems.items():
+        first = system.stages[0]
+        if first.name != "run":
+            continue
+        rows = read(first)
+        who = f"system {name!r} ({path_of(first)})" if name == system.spec else \
+            f"system {name!r} ({system.spec}, file {path_of(first)})"
+        ranked = set(rows["query_id"])
+        foreign = ranked - known
+        if foreign == ranked:
+            raise ValueError(f"{who}: none of its {len(ranked)} query ids is a query of {profile.name} (e.g. "
+                             f"{examples(foreign)}; the dataset's: {examples(known)}): run files must rank this dataset's "
+                             "queries, with its query ids")
+        if not ranked & set(profile.queries):
+            raise ValueError(f"{who}: it has no results for any of the {len(profile.queries)} queries audited (e.g. "
+                             f"{examples(profile.queries)}); audit queries it ranks (--queries)")
+        missing = profile.corpus.missing(rows["doc_id"])
+        if missing:
+            raise ValueError(f"{who}: it ranks {len(missing)} documents that are not in {profile.name}, e.g. "
+                             f"{examples(missing)}: run files must rank this dataset's documents")
+        if foreign:
+            warnings.warn(f"{who}: {len(foreign)} of its {len(ranked)} query ids are not queries of {profile.name} "
+                          f"(e.g. {examples(foreign)}); their results are left out", InputWarning, stacklevel=2)
 
 
 def default_measures(profile: "Profile") -> list[str]:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ...datasets.profile import PolarityChoice, Profile
     from ...pipelines.specs import SystemContext
 
-__all__ = ["RUNS_FORMAT", "annotate", "run_systems", "cache_folder"]
+__all__ = ["RUNS_FORMAT", "annotate", "run_systems", "cache_folder", "say_unranked_queries"]
 
 #: Version of the cached run files; a change makes earlier ones unused.
 RUNS_FORMAT = 1
@@ -29,13 +29,14 @@ def cache_folder() -> Path:
     return default_cache_path().parent
 
 
-def annotate(run: "pd.DataFrame", profile: "Profile", scorer=None) -> "pd.DataFrame":
+def annotate(run: "pd.DataFrame", profile: "Profile", scorer=None, system: str = "") -> "pd.DataFrame":
     """The run with the side columns the bias measures read: ``text``, ``query``, ``group`` (gold label of the pair;
-    None where unlabelled) and, with a ``scorer``, ``polarity`` (NaN for a query whose axis cannot be fitted)."""
+    None where unlabelled) and, with a ``scorer``, ``polarity`` (NaN for a query whose axis cannot be fitted).
+    ``system``: its name, for the error about documents the dataset lacks."""
     missing = profile.corpus.missing(run["docno"])
     if missing:
-        raise ValueError(f"the run names {len(missing)} documents that are not in {profile.name}, e.g. {missing[0]!r}; "
-                         "run files must rank this dataset's documents")
+        raise ValueError(f"{f'system {system!r}: ' if system else ''}the run names {len(missing)} documents that are not "
+                         f"in {profile.name}, e.g. {missing[0]!r}; systems must rank this dataset's documents")
     run = run.drop(columns=[c for c in ("text", "group", "polarity", "query") if c in run.columns])
     run = run.assign(text=profile.texts(run["docno"]), query=[profile.queries.get(q, "") for q in run["qid"]])
     if profile.labels is not None:
@@ -93,9 +94,24 @@ def run_systems(systems: dict, profile: "Profile", context: "SystemContext", pol
         with manifest.step(f"run {name}"):
             run = pipelines[name].transform(topics)
             keep = [c for c in ("qid", "docno", "score", "rank") if c in run.columns]
-            run = annotate(run[keep], profile, scorer)
+            run = annotate(run[keep], profile, scorer, system=name)
         manifest.cached(name, False, key or "not cached: user code (module:attr)")
         if path is not None:
             memo.store(path, run.drop(columns=["text"]))
         runs[name] = run
     return runs, keys
+
+
+def say_unranked_queries(runs: dict, profile: "Profile") -> None:
+    """An :class:`~pairmeasures.sideinfo.InputWarning` per system (``runs``: name -> run) without results for some
+    audited queries, with the count: they count as empty rankings, which a relevance measure scores 0 and a bias
+    measure leaves out (counted as excluded)."""
+    from ...sideinfo import InputWarning
+    from ...sideinfo.runfiles import examples
+
+    for name, run in runs.items():
+        lacking = set(profile.queries) - set(run["qid"])
+        if lacking:
+            warnings.warn(f"system {name!r} has no results for {len(lacking)} of the {len(profile.queries)} queries "
+                          f"audited (e.g. {examples(lacking)}); they count as empty rankings: 0 for relevance measures, "
+                          "excluded from bias measures", InputWarning, stacklevel=2)

@@ -22,15 +22,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import ir_measures
     import pyterrier as pt
 
     from ... import DegenerateQueryWarning
     from ...demo import load_toy
     from ..console import warnings_shown
+    from ..evaluate import parse_measure
 
     toy = load_toy()
-    metrics = [ir_measures.parse_measure(m) for m in args.measures]
+    metrics = [parse_measure(m) for m in args.measures]
     names = list(toy.runs)
     with warnings_shown("demo", ("ignore" if args.quiet else "default", DegenerateQueryWarning)):
         table = pt.Experiment([pt.Transformer.from_df(toy.runs[n]) for n in names], toy.topics, toy.qrels,

@@ -17,7 +17,8 @@ DESCRIPTION = ("Evaluate RUN against QRELS with each MEASURE (an ir_measures mea
                "mean over queries in the order given, or with -q one value per query and measure, then the "
                "means under query 'all'. " + FILES_HELP + " Side information the run lacks comes from "
                "resources named in the measure (polarity='tsv:FILE', group='beir:DIR', text='corpus:DIR'). "
-               "Queries with nothing to measure are reported once per measure on stderr.")
+               "Queries with nothing to measure are reported once per measure on stderr; so are judged queries the "
+               "run lacks and run queries that are not judged (a run and qrels that share no query are an error).")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,13 +31,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...sideinfo.runfiles import read_qrels_file, read_run_file
+    from ...sideinfo.runfiles import check_shared_queries, read_qrels_file, read_run_file
     from ..console import warnings_shown
     from ..evaluate import evaluate, parse_measures, tsv
 
     measures = parse_measures(args.measures)
-    qrels, run = read_qrels_file(args.qrels), read_run_file(args.run_file)
     with warnings_shown("eval", ("once", Warning)):
+        qrels, run = read_qrels_file(args.qrels), read_run_file(args.run_file)
+        check_shared_queries(qrels, run, f"QRELS file {args.qrels!r}", f"RUN file {args.run_file!r}")
         table = evaluate(qrels, run, measures, args.per_query)
     sys.stdout.write(tsv(table) if args.format == "tsv" else render(table, args.format))
     return 0

@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--anchors", choices=ANCHORS, default="none",
                         help="axis source: 'none' = first principal axis (the paper); 'negated-query' = from the "
                              "query statement's negation to the statement (no labels used)")
-    parser.add_argument("--anchor-within", type=int, default=0, metavar="K",
+    parser.add_argument("--anchor-within", type=_axes_count, default=0, metavar="K",
                         help="project the anchor direction onto the documents' K leading principal axes (default 0: off)")
     parser.add_argument("--positive", default=None, metavar="LABEL",
                         help="label of perspective 1 (default: the first of p1, pro, support, 1, positive, yes present; "
@@ -58,6 +58,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "queries and report its accuracies minus --model's, with paired bootstrap intervals "
                              "(the same resampled queries for both)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
+
+
+def _axes_count(text: str) -> int:
+    """``--anchor-within``: a number of axes, 0 or more (checked with the arguments, before any embedding)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 (off) or a positive number of principal axes, got {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,9 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from ...sideinfo.memo import Memo, content_key
 from .registry import SpecError, Stage, StageType, register_stage
 
 PREFIX = "run:"
+
+#: Run files read in this process, by path and content: the plan's check, the audit's check against the dataset
+#: and the build read a file once.
+_READ = Memo("run files")
 
 
 def path_of(stage: Stage) -> Path:
@@ -17,16 +22,16 @@ def path_of(stage: Stage) -> Path:
 
 def read(stage: Stage):
     """The run file's rows (``query_id``, ``doc_id``, ``score``, side columns), or a :class:`SpecError` naming the
-    file and line that cannot be read."""
+    file and line that cannot be read (an empty file too). Read once per process and content; do not change it."""
     from ...sideinfo.beir import DataFileError
     from ...sideinfo.runfiles import read_run_file
 
     path = path_of(stage)
     if not path.is_file():
-        raise SpecError(f"run file {str(path)!r} does not exist; write run:PATH with the path of a "
-                        "TREC or TSV run file")
+        raise SpecError(f"run file {str(path)!r} " + ("is a folder, not a file" if path.is_dir() else "does not exist")
+                        + "; write run:PATH with the path of a TREC or TSV run file")
     try:
-        return read_run_file(str(path))
+        return _READ.get(str(path.resolve()), content_key(path), lambda: read_run_file(str(path)))
     except DataFileError as exc:
         raise SpecError(f"stage {stage.text!r}: {exc}") from None
 
