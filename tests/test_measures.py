@@ -681,3 +681,24 @@ def test_the_degenerate_warning_of_signed_duo_says_what_the_queries_got():
 
 def per_query_warned(measure):
     return {m.query_id: m.value for m in ir_measures.iter_calc([measure], QRELS, RUN)}
+
+
+def test_ties_system_reads_a_trec_files_rank_field(tmp_path):
+    """A TREC run's rank field is the order the system showed: read as the run's rank column, and used by
+    ties='system' where scores tie (the row order where a line has no number there)."""
+    from pairmeasures.sideinfo.runfiles import read_run_file
+
+    (tmp_path / "polarity.tsv").write_text("query-id\tcorpus-id\tpolarity\n" + "".join(
+        f"q1\t{d}\t{p}\n" for d, p in (("d1", -1.0), ("d2", 0.9), ("d3", 1.0))))
+    qrels = pd.DataFrame({"query_id": "q1", "doc_id": ["d1", "d2", "d3"], "relevance": 1})
+    measure = pm.Duo(polarity=f"tsv:{tmp_path / 'polarity.tsv'}", ties="system") @ 3
+    ranked = tmp_path / "ranked.trec"  # lines d1, d2, d3, all tied; the system's ranks say d3, d1, d2
+    ranked.write_text("q1 Q0 d1 2 1.0 s\nq1 Q0 d2 3 1.0 s\nq1 Q0 d3 1 1.0 s\n")
+    run = read_run_file(str(ranked))
+    assert list(run["rank"]) == [2, 3, 1]
+    assert ir_measures.calc_aggregate([measure], qrels, run)[measure] == pytest.approx(duo([1.0, -1.0, 0.9]))
+    unranked = tmp_path / "unranked.trec"
+    unranked.write_text("q1 Q0 d1 x 1.0 s\nq1 Q0 d2 3 1.0 s\nq1 Q0 d3 1 1.0 s\n")
+    run = read_run_file(str(unranked))
+    assert "rank" not in run.columns
+    assert ir_measures.calc_aggregate([measure], qrels, run)[measure] == pytest.approx(duo([-1.0, 0.9, 1.0]))

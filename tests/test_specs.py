@@ -383,3 +383,13 @@ def test_top_k_mmr_needs_document_vectors():
 def test_canonical_spec_writes_equal_numbers_alike():
     assert canonical_spec("bm25>>duogreedy(0)") == canonical_spec("bm25>>duogreedy(0.0)") == "bm25>>duogreedy(0)"
     assert canonical_spec("bm25>>mmr(0.50, k=10.0)") == "bm25>>mmr(0.5,k=10)"
+
+
+def test_a_run_files_ranks_order_its_tied_documents(tmp_path):
+    """run:PATH shows documents of equal score in the file's rank order (else its line order)."""
+    import pyterrier as pt
+
+    run = tmp_path / "tied.trec"
+    run.write_text("q1 Q0 d1 2 1.0 s\nq1 Q0 d2 3 1.0 s\nq1 Q0 d3 1 1.0 s\nq1 Q0 d4 4 0.5 s\n")
+    out = build_system(f"run:{run}", SystemContext(tmp_path)).transform(pt.new.queries(["x"], qid=["q1"]))
+    assert list(out.sort_values("rank")["docno"]) == ["d3", "d1", "d2", "d4"]

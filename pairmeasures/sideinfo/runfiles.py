@@ -82,20 +82,27 @@ def read_qrels_file(path: str) -> pd.DataFrame:
 
 
 def read_run_file(path: str) -> pd.DataFrame:
-    """A run as ``query_id, doc_id, score`` and any side columns: a TREC run file, or a TSV with a header."""
+    """A run as ``query_id, doc_id, score`` and any side columns: a TREC run file (with its rank field as ``rank``
+    when every line has a number there: the order the system showed, which ``ties='system'`` reads), or a TSV with
+    a header."""
     file = _existing(path, "RUN")
     header = _header(file)
     if any(k in header for k in _QUERY_KEYS) and any(k in header for k in _DOC_KEYS):
         return _read_run_table(file)
     import pandas as pd
 
-    rows = []
+    rows, ranks = [], []
     hint = "; a file with side columns needs a header line naming query_id, doc_id and score (tab-separated)"
     for number, fields in _trec_lines(file, "run", "query Q0 doc rank score tag", hint):
         rows.append((fields[0], fields[2], _score(file, number, fields[4])))
+        ranks.append(fields[3])
     if not rows:
         raise DataFileError(file, None, _NO_RESULTS)
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    rank = pd.to_numeric(pd.Series(ranks), errors="coerce")
+    if rank.notna().all():  # the rank field, where every line has a number there (trec_eval itself ignores it)
+        frame["rank"] = rank.to_numpy()
+    return frame
 
 
 _NO_RESULTS = ("holds no results: a run file has one line per ranked document (query Q0 doc rank score tag, or a "

@@ -40,6 +40,8 @@ def build(stage: Stage, context, position: int):
     import pyterrier as pt
 
     run = read(stage).rename(columns={"query_id": "qid", "doc_id": "docno"})
+    if "rank" in run.columns:  # equal scores in the file's rank order (add_ranks keeps the row order of ties)
+        run = run.assign(_by=-run["score"]).sort_values(["qid", "_by", "rank"], kind="stable").drop(columns="_by")
     return pt.Transformer.from_df(pt.model.add_ranks(run), uniform=False)
 
 
