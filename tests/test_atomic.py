@@ -1,13 +1,22 @@
-"""Atomic writes (pairmeasures._atomic): a reader never sees part of a file or folder, and a failed write
-leaves the old one and no temporary."""
+"""Atomic writes (pairmeasures._atomic): a reader never sees part of a file or folder, a failed write leaves the old
+one and no temporary, and a folder is replaced only when it is an earlier output of the same command."""
 
 from __future__ import annotations
 
+import json
+import os
 import stat
 
 import pytest
 
-from pairmeasures._atomic import folder_written_atomically, write_atomically
+from pairmeasures._atomic import (
+    MARKER,
+    Earlier,
+    FolderOutput,
+    check_replaceable,
+    output_folder,
+    write_atomically,
+)
 
 
 def test_a_file_is_replaced_whole_and_readable(tmp_path):
@@ -18,49 +27,53 @@ def test_a_file_is_replaced_whole_and_readable(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["table.csv"]
 
 
-def test_a_folder_replaces_the_old_one_only_when_its_block_succeeds(tmp_path):
-    out = tmp_path / "models" / "model"
-    with folder_written_atomically(out) as partial:
-        (partial / "weights").write_text("first")
-        assert not out.exists()  # nothing at the destination until the block ends
-    assert (out / "weights").read_text() == "first" and stat.S_IMODE(out.stat().st_mode) == 0o755
-    with pytest.raises(RuntimeError, match="interrupted"):
-        with folder_written_atomically(out) as partial:
-            (partial / "weights").write_text("second")
-            raise RuntimeError("interrupted")
-    assert (out / "weights").read_text() == "first"  # the old folder stays, the partial one is gone
-    with folder_written_atomically(out) as partial:
-        (partial / "other").write_text("third")
-    assert sorted(p.name for p in out.iterdir()) == ["other"]
-    assert [p.name for p in out.parent.iterdir()] == ["model"]
+KIND = FolderOutput("train-x", "model", "pairmeasures-train-x", Earlier("training.json", json_format="x1"))
 
 
-def test_only_an_earlier_output_is_replaced_and_only_with_force(tmp_path):
-    from pairmeasures._atomic import check_replaceable
-
+def test_a_folder_is_written_with_the_umask_and_swapped_by_renames(tmp_path):
     out = tmp_path / "model"
-    check_replaceable(out, force=False, marker="training.json", written_by="train-x")  # nothing there yet
-    out.mkdir()
-    for force in (False, True):  # a folder of the user's: --force would not help, so it is not suggested
-        with pytest.raises(ValueError, match=r"not a model written by train-x \(no training.json\): choose another"):
-            check_replaceable(out, force=force, marker="training.json", written_by="train-x")
-    (out / "training.json").write_text("{}")
+    previous = os.umask(0o077)
+    try:
+        with output_folder(out, KIND, force=False) as claim:
+            assert (tmp_path / ".model.lock").is_file()
+            with claim.written() as partial:
+                (partial / "weights").write_text("first")
+                assert not out.exists()
+        write_atomically(tmp_path / "table.csv", "a\n")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o700 and stat.S_IMODE((out / MARKER).stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "table.csv").stat().st_mode) == 0o600
+    record = json.loads((out / MARKER).read_text())
+    assert record["written_by"] == "train-x" and record["format"] == "pairmeasures-train-x" and len(record["id"]) == 32
     with pytest.raises(ValueError, match="exists: pass --force to replace it"):
-        check_replaceable(out, force=False, marker="training.json", written_by="train-x")
-    check_replaceable(out, force=True, marker="training.json", written_by="train-x")
+        check_replaceable(out, KIND, force=False)
+    with output_folder(out, KIND, force=True) as claim:
+        with pytest.raises(RuntimeError, match="interrupted"):
+            with claim.written() as partial:
+                (partial / "weights").write_text("second")
+                raise RuntimeError("interrupted")
+    assert (out / "weights").read_text() == "first"  # the old folder stays, the partial one is gone
+    with output_folder(out, KIND, force=True) as claim:
+        with claim.written() as partial:
+            (partial / "other").write_text("third")
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "other"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "table.csv"]
 
 
-def test_a_folder_of_a_json_format_is_replaced_only_when_its_marker_has_that_format(tmp_path):
-    from pairmeasures._atomic import check_replaceable
-
-    out = tmp_path / "fitset"
+def test_earlier_outputs_without_a_marker_are_recognised_by_their_record_only(tmp_path):
+    out = tmp_path / "model"
     out.mkdir()
-    (out / "manifest.json").write_text('{"format": "other"}')
-    with pytest.raises(ValueError, match=r"not a fit set written by gen \(no manifest.json of format f1\): choose "
-                                         r"another --out; --force replaces only an earlier gen fit set"):
-        check_replaceable(out, force=True, marker="manifest.json", written_by="gen", what="fit set", json_format="f1")
-    (out / "manifest.json").write_text('{"format": "f1"}')
-    check_replaceable(out, force=True, marker="manifest.json", written_by="gen", what="fit set", json_format="f1")
+    (out / "training.json").write_text('{"format": "other"}')
+    for force in (False, True):  # a folder of the user's: --force would not help
+        with pytest.raises(ValueError, match=r"not a model written by train-x: choose another --out; --force replaces "
+                                             rf"only a folder train-x wrote \(it holds {MARKER}\)"):
+            check_replaceable(out, KIND, force=force)
+    (out / "training.json").write_text('{"format": "x1"}')
+    with output_folder(out, KIND, force=True) as claim:
+        with claim.written() as partial:
+            (partial / "training.json").write_text('{"format": "x1"}')
+    assert (out / MARKER).is_file()
 
 
 def test_one_policy_for_a_single_output_file(tmp_path):

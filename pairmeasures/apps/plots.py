@@ -260,13 +260,19 @@ def tradeoff(curve: pd.DataFrame, relevance: str, bias: str, *, direction: str |
     return figure
 
 
+def png_bytes(figure: Figure) -> bytes:
+    """``figure`` as a PNG (DPI dots per inch) with no software or time stamp in the file; the figure's contents are
+    released."""
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=DPI, metadata={"Software": None})
+    figure.clear()
+    return image.getvalue()
+
+
 def save_png(figure: Figure, path: str | os.PathLike) -> None:
-    """Write ``figure`` to ``path`` as a PNG (DPI dots per inch) atomically (a temporary file beside it,
-    then a rename), with no software or time stamp in the file, then release the figure's contents."""
+    """Write ``figure`` to ``path`` as a PNG (:func:`png_bytes`) atomically (a temporary file beside it, then a
+    rename), then release the figure's contents."""
     path = Path(path)
     if not path.parent.is_dir():
         raise ValueError(f"save_png: folder {path.parent} does not exist; create it first")
-    image = io.BytesIO()
-    figure.savefig(image, format="png", dpi=DPI, metadata={"Software": None})
-    write_atomically(path, image.getvalue())
-    figure.clear()
+    write_atomically(path, png_bytes(figure))

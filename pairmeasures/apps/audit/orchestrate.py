@@ -72,91 +72,91 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     embedding_before = Embedder.total_embed_seconds
     manifest = Manifest(command=list(command) if command is not None else Manifest().command)
     out = Path(out).expanduser()
-    outputs.check_out(out, force)
-    writable_folder(cache_folder(), CACHE_ENV)  # the runs and evaluations are kept there: stop now if they cannot be
-    plan = plan_systems(systems, names, baseline, resamples, tradeoff, lambdas)
-    with manifest.step("dataset"):
-        profile = load_profile(dataset, data, text)
-        dataset_queries = list(profile.queries)
-        if queries is not None:
-            profile = only_queries(profile, queries)
-    check_run_files(plan, profile, dataset_queries)
-    if by is not None and by not in profile.fields:
-        raise ValueError(f"--by {by!r}: {profile.name} has no query field {by!r}; fields: "
-                         f"{', '.join(sorted(profile.fields)) or 'none'}")
-    chosen = choose_measures(profile, measures)
-    reads_polarity = "polarity" in chosen.needs or plan.reads_polarity
-    embedder = Embedder(model) if reads_polarity else None
-    polarity = polarity_model(profile, positive, embedder) if reads_polarity else None
-    context = SystemContext(source=profile.corpus, data=data, text=profile.text,
-                            polarity_model=None if polarity is None else polarity.model, model=model,
-                            num_results=num_results, k=k)
+    with outputs.claim_out(out, force) as claim:  # --out locked and checked, before any work, until it is written
+        writable_folder(cache_folder(), CACHE_ENV)  # the runs and evaluations are kept there: stop now if they cannot be
+        plan = plan_systems(systems, names, baseline, resamples, tradeoff, lambdas)
+        with manifest.step("dataset"):
+            profile = load_profile(dataset, data, text)
+            dataset_queries = list(profile.queries)
+            if queries is not None:
+                profile = only_queries(profile, queries)
+        check_run_files(plan, profile, dataset_queries)
+        if by is not None and by not in profile.fields:
+            raise ValueError(f"--by {by!r}: {profile.name} has no query field {by!r}; fields: "
+                             f"{', '.join(sorted(profile.fields)) or 'none'}")
+        chosen = choose_measures(profile, measures)
+        reads_polarity = "polarity" in chosen.needs or plan.reads_polarity
+        embedder = Embedder(model) if reads_polarity else None
+        polarity = polarity_model(profile, positive, embedder) if reads_polarity else None
+        context = SystemContext(source=profile.corpus, data=data, text=profile.text,
+                                polarity_model=None if polarity is None else polarity.model, model=model,
+                                num_results=num_results, k=k)
 
-    hidden, base_names = hidden_bases(plan.systems, plan.bases)
-    everything, run_keys = run_systems({**plan.systems, **hidden}, profile, context, polarity, manifest)
-    runs = {name: everything[name] for name in plan.systems}
-    say_unranked_queries(runs, profile)
-    ties = evaluation.ties_in_top(runs, chosen.deepest_cutoff())
-    keys = {name: run_keys[name] for name in plan.systems}
-    qrels_key = value_key(profile.qrels)
-    memo = _Memo(manifest)
+        hidden, base_names = hidden_bases(plan.systems, plan.bases)
+        everything, run_keys = run_systems({**plan.systems, **hidden}, profile, context, polarity, manifest)
+        runs = {name: everything[name] for name in plan.systems}
+        say_unranked_queries(runs, profile)
+        ties = evaluation.ties_in_top(runs, chosen.deepest_cutoff())
+        keys = {name: run_keys[name] for name in plan.systems}
+        qrels_key = value_key(profile.qrels)
+        memo = _Memo(manifest)
 
-    with manifest.step("evaluate"):
-        def evaluate() -> tuple:
-            table = evaluation.per_query(runs, profile.qrels, chosen.shown)
-            return table, evaluation.significance(table, plan.baseline, correction)
+        with manifest.step("evaluate"):
+            def evaluate() -> tuple:
+                table = evaluation.per_query(runs, profile.qrels, chosen.shown)
+                return table, evaluation.significance(table, plan.baseline, correction)
 
-        per_query, tests = memo("evaluate", [keys, qrels_key, chosen.evaluated, plan.baseline, correction], evaluate)
-    cells, small = None, ()
-    with manifest.step("statistics"):
-        summary = evaluation.statistics(per_query, tests, chosen.directions, plan.baseline, resamples, seed,
-                                        list(profile.queries), memo.bound(keys, qrels_key, chosen.evaluated,
-                                                                          plan.baseline))
-        if by is not None:
-            cells, small = evaluation.breakdown_cells(per_query, profile.fields[by], by, min_cell,
-                                                      memo.bound(keys, qrels_key, chosen.evaluated))
-    leaderboard = evaluation.leaderboard_table(summary, chosen.shown, chosen.directions)
-    disparity = None
-    if profile.terms:  # next to RaB: a dataset-level figure, not a per-query measure (docs/ibbr.md)
-        disparity = memo("delta a-prf", [keys, qrels_key, resamples, seed],
-                         lambda: evaluation.delta_a_prf(runs, profile.qrels, resamples, seed))
-        leaderboard[evaluation.DELTA_A_PRF] = [disparity[s]["absolute"] for s in leaderboard["system"]]
-        leaderboard[evaluation.DELTA_A_PRF_INTERVAL] = [evaluation.interval_text(disparity[s])
-                                                        for s in leaderboard["system"]]
-    families = chosen.bias_families()
-    curves = None
-    if plots and families:
-        with manifest.step("cut-off curves"):
-            curves = memo("cutoff curves", [keys, qrels_key, list(families)],
-                          lambda: evaluation.cutoff_curves(runs, profile.qrels, families))
-    trade = None
-    if plan.bases:
-        with manifest.step("trade-off"):
-            shown_duo = next((m for m in chosen.shown if m.split("(")[0].split("@")[0] == "Duo"), None)
-            from ..evaluate import parse_measures
+            per_query, tests = memo("evaluate", [keys, qrels_key, chosen.evaluated, plan.baseline, correction], evaluate)
+        cells, small = None, ()
+        with manifest.step("statistics"):
+            summary = evaluation.statistics(per_query, tests, chosen.directions, plan.baseline, resamples, seed,
+                                            list(profile.queries), memo.bound(keys, qrels_key, chosen.evaluated,
+                                                                              plan.baseline))
+            if by is not None:
+                cells, small = evaluation.breakdown_cells(per_query, profile.fields[by], by, min_cell,
+                                                          memo.bound(keys, qrels_key, chosen.evaluated))
+        leaderboard = evaluation.leaderboard_table(summary, chosen.shown, chosen.directions)
+        disparity = None
+        if profile.terms:  # next to RaB: a dataset-level figure, not a per-query measure (docs/ibbr.md)
+            disparity = memo("delta a-prf", [keys, qrels_key, resamples, seed],
+                             lambda: evaluation.delta_a_prf(runs, profile.qrels, resamples, seed))
+            leaderboard[evaluation.DELTA_A_PRF] = [disparity[s]["absolute"] for s in leaderboard["system"]]
+            leaderboard[evaluation.DELTA_A_PRF_INTERVAL] = [evaluation.interval_text(disparity[s])
+                                                            for s in leaderboard["system"]]
+        families = chosen.bias_families()
+        curves = None
+        if plots and families:
+            with manifest.step("cut-off curves"):
+                curves = memo("cutoff curves", [keys, qrels_key, list(families)],
+                              lambda: evaluation.cutoff_curves(runs, profile.qrels, families))
+        trade = None
+        if plan.bases:
+            with manifest.step("trade-off"):
+                shown_duo = next((m for m in chosen.shown if m.split("(")[0].split("@")[0] == "Duo"), None)
+                from ..evaluate import parse_measures
 
-            bias = str(chosen.shown[shown_duo]) if shown_duo else str(evaluated(parse_measures(["Duo@10"])[0]))
-            trade = tradeoff_of(plan.bases, base_names, everything, run_keys, profile.qrels, "nDCG@10", bias,
-                                plan.lambdas, seed, resamples, context, memo)
-            trade["bias"] = shown_duo or "Duo@10"  # the leaderboard's name, not the evaluated measure string
+                bias = str(chosen.shown[shown_duo]) if shown_duo else str(evaluated(parse_measures(["Duo@10"])[0]))
+                trade = tradeoff_of(plan.bases, base_names, everything, run_keys, profile.qrels, "nDCG@10", bias,
+                                    plan.lambdas, seed, resamples, context, memo)
+                trade["bias"] = shown_duo or "Duo@10"  # the leaderboard's name, not the evaluated measure string
 
-    results = outputs.Results(leaderboard, summary, per_query, chosen.shown, chosen.directions, cells, tuple(small), by,
-                              curves, trade, disparity, ties)
-    statistics = {"baseline": plan.baseline, "correction": correction, "resamples": resamples, "seed": seed,
-                  "by": by, "min_cell": min_cell}
-    record = outputs.manifest_record(
-        profile, plan.specs, {n: s.canonical for n, s in plan.systems.items()}, results,
-        None if polarity is None else polarity.source, embedder, statistics,
-        {"num_results": num_results, "k": k, "model": model},
-        None if trade is None else {
-            "lambdas": plan.lambdas, "relevance": trade["relevance"], "bias": trade["bias"],
-            "equal_cost_drops": list(EQUAL_COST_DROPS),
-            "systems": {name: {"base": base.spec, "base_run": base_names[name]} for name, (base, _) in plan.bases.items()}})
+        results = outputs.Results(leaderboard, summary, per_query, chosen.shown, chosen.directions, cells, tuple(small), by,
+                                  curves, trade, disparity, ties)
+        statistics = {"baseline": plan.baseline, "correction": correction, "resamples": resamples, "seed": seed,
+                      "by": by, "min_cell": min_cell}
+        record = outputs.manifest_record(
+            profile, plan.specs, {n: s.canonical for n, s in plan.systems.items()}, results,
+            None if polarity is None else polarity.source, embedder, statistics,
+            {"num_results": num_results, "k": k, "model": model},
+            None if trade is None else {
+                "lambdas": plan.lambdas, "relevance": trade["relevance"], "bias": trade["bias"],
+                "equal_cost_drops": list(EQUAL_COST_DROPS),
+                "systems": {name: {"base": base.spec, "base_run": base_names[name]} for name, (base, _) in plan.bases.items()}})
 
-    def finish() -> None:
-        manifest.timings["embedding"] = round(Embedder.total_embed_seconds - embedding_before, 3)
-        manifest.timings["total"] = round(time.perf_counter() - started, 3)
+        def finish() -> None:
+            manifest.timings["embedding"] = round(Embedder.total_embed_seconds - embedding_before, 3)
+            manifest.timings["total"] = round(time.perf_counter() - started, 3)
 
-    outputs.write_outputs(out, results, profile, plan.specs, statistics, plots, manifest, record, memo, finish)
-    return {"leaderboard": leaderboard, "summary": summary, "tradeoff": None if trade is None else trade["curve"],
-            "out": out, "manifest": manifest.as_dict()}
+        outputs.write_outputs(claim, results, profile, plan.specs, statistics, plots, manifest, record, memo, finish)
+        return {"leaderboard": leaderboard, "summary": summary, "tradeoff": None if trade is None else trade["curve"],
+                "out": out, "manifest": manifest.as_dict()}

@@ -1,6 +1,6 @@
 """An audit's outputs: plots (PNGs, cached by the content they draw), leaderboard.json and .md, the CSV tables,
 report.html and manifest.json, written into a new folder that replaces ``--out`` only when all of it is written
-(:func:`pairmeasures._atomic.folder_written_atomically`)."""
+(:meth:`pairmeasures._atomic.FolderClaim.written`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import math
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Optional
 
-from ..._atomic import check_replaceable, folder_written_atomically
+from ..._atomic import Earlier, FolderClaim, FolderOutput, output_folder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,18 +19,24 @@ if TYPE_CHECKING:
     from ...analysis.manifest import Manifest
     from ...datasets.profile import Profile
 
-__all__ = ["MANIFEST", "Results", "check_out", "json_safe", "file_name", "plots", "write_outputs", "manifest_record"]
+__all__ = ["MANIFEST", "OUTPUT", "Results", "claim_out", "json_safe", "file_name", "plots", "write_outputs",
+           "manifest_record"]
 
-#: The file that marks a folder as an audit's output (``--force`` replaces only such folders).
+#: The audit's record of what it did, in every audit folder.
 MANIFEST = "manifest.json"
+#: What an audit folder is, for the replace policy (:mod:`pairmeasures._atomic`): audits written before the marker
+#: are recognised by a manifest.json with the keys every audit's manifest has.
+OUTPUT = FolderOutput("pairmeasures audit", "audit", "pairmeasures-audit",
+                      Earlier(MANIFEST, keys=("command", "versions", "dataset", "systems", "measures", "timings_s")))
 
 
-def check_out(out: Path, force: bool) -> None:
-    """Refuse, before any work, an ``--out`` the audit may not write: a folder it did not write, one it wrote
-    without ``--force``, or one whose parent does not exist."""
-    check_replaceable(out, force=force, marker=MANIFEST, written_by="pairmeasures audit", what="audit")
-    if not out.parent.is_dir():
+def claim_out(out: Path, force: bool) -> ContextManager[FolderClaim]:
+    """Claim ``--out`` before any work, for the whole audit (:func:`pairmeasures._atomic.output_folder`): a link, a
+    folder the audit did not write, an earlier audit without ``--force``, a folder another audit is writing or one
+    whose parent does not exist is refused."""
+    if not out.expanduser().absolute().parent.is_dir():
         raise ValueError(f"--out {str(out)!r}: its parent folder does not exist")
+    return output_folder(out, OUTPUT, force=force)
 
 
 def json_safe(value):
@@ -174,14 +180,14 @@ def _report(work: Path, results: Results, profile: "Profile", statistics: dict, 
     write_report(work / "report.html", f"pairmeasures audit: {profile.name}", sections)
 
 
-def write_outputs(out: Path, results: Results, profile: "Profile", specs: dict, statistics: dict, draw: bool,
+def write_outputs(out: FolderClaim, results: Results, profile: "Profile", specs: dict, statistics: dict, draw: bool,
                   manifest: "Manifest", record: dict, memo, finish: Callable[[], None]) -> None:
-    """Every output, into a new folder that replaces ``out`` when all of it is written (``statistics``: baseline,
+    """Every output, into a new folder that replaces the claimed ``out`` when all of it is written (``statistics``: baseline,
     correction, resamples, seed, min_cell; ``record``: the manifest's entries; ``draw``: write the plots;
     ``finish()``: called just before the manifest is written, e.g. to record the total time)."""
     from ..tables import render
 
-    with folder_written_atomically(out) as work:
+    with out.written() as work:
         with manifest.step("plots"):
             images = plots(work, results, memo) if draw else []
         with manifest.step("write"):

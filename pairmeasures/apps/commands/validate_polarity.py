@@ -72,39 +72,42 @@ def _axes_count(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
     from ...analysis.polarity import bootstrap_accuracies, nothing_measured, validate_polarity
     from ...sideinfo.embed import Embedder
     from ..console import say
-    from ..tables import check_writable, write_table
+    from ..tables import claim_table, table_text
 
     resamples = args.bootstrap if args.bootstrap is not None or args.compare is None else 10_000
     if resamples is not None and resamples < 1:
         raise ValueError(f"--bootstrap must be at least 1, got {resamples}")
-    if args.per_query:
-        check_writable(args.per_query, args.force, option="--per-query")
-    models = [args.model] + ([args.compare] if args.compare is not None else [])
-    results = []
-    for model in models:
-        embedder = Embedder(model, cache=args.cache or True, progress=args.progress, backend=args.backend)
-        results.append(validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
-                                         anchors=args.anchors, anchor_within=args.anchor_within, fit=args.fit,
-                                         distractors=args.distractors))
-    result = results[0]
-    problem = nothing_measured(result)
-    if resamples is not None and not problem:
-        result["bootstrap"] = bootstrap_accuracies(results, resamples=resamples, seed=args.seed)
-    per_query = result.pop("per_query")
-    if args.compare is not None:
-        compared = results[1]
-        result["compare"] = {key: value for key, value in compared.items() if key != "per_query"}
-        by_query = {row["query_id"]: row for row in compared["per_query"]}
-        per_query = [{**row, "compare_accuracy": by_query[row["query_id"]]["accuracy"],
-                      "compare_consistent_accuracy": by_query[row["query_id"]]["consistent_accuracy"]}
-                     for row in per_query]
-    if args.per_query and not problem:
-        import pandas as pd
+    # the --per-query file: locked and checked before any work
+    with claim_table(args.per_query, args.force, option="--per-query") if args.per_query else nullcontext() \
+            as per_query_out:
+        models = [args.model] + ([args.compare] if args.compare is not None else [])
+        results = []
+        for model in models:
+            embedder = Embedder(model, cache=args.cache or True, progress=args.progress, backend=args.backend)
+            results.append(validate_polarity(args.folder, text=args.text, positive=args.positive, embedder=embedder,
+                                             anchors=args.anchors, anchor_within=args.anchor_within, fit=args.fit,
+                                             distractors=args.distractors))
+        result = results[0]
+        problem = nothing_measured(result)
+        if resamples is not None and not problem:
+            result["bootstrap"] = bootstrap_accuracies(results, resamples=resamples, seed=args.seed)
+        per_query = result.pop("per_query")
+        if args.compare is not None:
+            compared = results[1]
+            result["compare"] = {key: value for key, value in compared.items() if key != "per_query"}
+            by_query = {row["query_id"]: row for row in compared["per_query"]}
+            per_query = [{**row, "compare_accuracy": by_query[row["query_id"]]["accuracy"],
+                          "compare_consistent_accuracy": by_query[row["query_id"]]["consistent_accuracy"]}
+                         for row in per_query]
+        if per_query_out is not None and not problem:
+            import pandas as pd
 
-        write_table(pd.DataFrame(per_query), args.per_query, args.force, option="--per-query")
+            per_query_out.write(table_text(pd.DataFrame(per_query), per_query_out.path))
     if args.json:
         print(json.dumps(result, indent=2, allow_nan=False))
     elif not problem:

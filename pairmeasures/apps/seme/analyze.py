@@ -36,16 +36,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..._atomic import check_file_replaceable
+    from contextlib import nullcontext
+
+    from ..._atomic import output_file
     from ...analysis.seme import opinion_regression
 
-    plot = check_file_replaceable(args.plot, force=args.force, option="--plot", suffixes=(".png",)) if args.plot else None
-    frame = read_responses(args.responses)
-    result = opinion_regression(frame, cluster=args.cluster, source=args.responses)
-    if plot is not None:
-        from ..plots import save_png
+    with output_file(args.plot, force=args.force, option="--plot", suffixes=(".png",)) if args.plot else \
+            nullcontext() as claim:  # the --plot file locked and checked before any work
+        frame = read_responses(args.responses)
+        result = opinion_regression(frame, cluster=args.cluster, source=args.responses)
+        if claim is not None:
+            from ..plots import png_bytes
 
-        save_png(shift_figure(frame, result), plot)
+            claim.write(png_bytes(shift_figure(frame, result)))
+    plot = None if claim is None else claim.path
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -6,6 +6,7 @@ import argparse
 import csv
 import io
 import sqlite3
+import stat
 from pathlib import Path
 
 HELP = "export the study's responses from SQLite to CSV, one row per participant"
@@ -13,7 +14,8 @@ DESCRIPTION = (
     "Write one CSV row per participant of a study database made by 'pairmeasures seme serve': participant, "
     "query_id, condition, prior, posterior, mu_duo, clicks, clicked_ranks, summary, started, finished, completed. "
     "Unfinished participants have empty prior/posterior where they did not answer and completed=false. "
-    "'pairmeasures seme analyze' reads the file. An existing --out is replaced only with --force.")
+    "'pairmeasures seme analyze' reads the file, which is no more readable than the database. An existing --out is "
+    "replaced only with --force.")
 
 #: The export's columns, in order (``pairmeasures seme analyze`` reads them by name).
 COLUMNS = ("participant", "query_id", "condition", "prior", "posterior", "mu_duo", "clicks", "clicked_ranks",
@@ -72,11 +74,13 @@ def to_csv(records: list[dict]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..._atomic import check_file_replaceable, write_atomically
+    from ..._atomic import file_mode, output_file
 
-    out = check_file_replaceable(args.out, force=args.force, what="CSV file")
-    records = read_responses(args.db)
-    write_atomically(out, to_csv(records))
+    with output_file(args.out, force=args.force, what="CSV file") as claim:
+        records = read_responses(args.db)
+        # participants' answers: no more readable than the database they come from
+        claim.write(to_csv(records), mode=file_mode() & stat.S_IMODE(Path(args.db).stat().st_mode))
+    out = claim.path
     completed = sum(record["completed"] for record in records)
     print(f"Wrote {len(records)} participants ({completed} completed) to {out}")
     return 0

@@ -19,12 +19,15 @@ import time
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, ContextManager, Optional, Sequence
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CONDITIONS", "FORMAT", "VERSION", "DEFAULT_SYSTEM", "build_material", "write_material", "check_out"]
+    from ..._atomic import FileClaim
+
+__all__ = ["CONDITIONS", "FORMAT", "VERSION", "DEFAULT_SYSTEM", "build_material", "write_material", "check_out",
+           "claim_out", "material_text"]
 
 HELP = "write study material: per query, orderings of maximal and minimal signed bias, with mu+_DUO"
 #: The ``format`` field that marks a material file (``--force`` replaces only such files).
@@ -91,14 +94,15 @@ def run(args: argparse.Namespace) -> int:
     from ..console import warnings_shown
 
     started = time.perf_counter()
-    out = check_out(args.out, args.force)
-    # the dependencies' deprecations are not the user's business
-    with warnings_shown("seme material", ("ignore", DeprecationWarning), ("ignore", FutureWarning)):
-        material = build_material(args.dataset or default_dataset(), args.system, k=args.k, data=args.data,
-                                  text=args.text, model=args.model, positive=args.positive,
-                                  queries=_queries_argument(args.queries), seed=args.seed,
-                                  num_results=args.num_results, command=list(sys.argv))
-    write_material(material, out, force=args.force)
+    with claim_out(args.out, args.force) as claim:  # locked and checked before any work
+        # the dependencies' deprecations are not the user's business
+        with warnings_shown("seme material", ("ignore", DeprecationWarning), ("ignore", FutureWarning)):
+            material = build_material(args.dataset or default_dataset(), args.system, k=args.k, data=args.data,
+                                      text=args.text, model=args.model, positive=args.positive,
+                                      queries=_queries_argument(args.queries), seed=args.seed,
+                                      num_results=args.num_results, command=list(sys.argv))
+        claim.write(material_text(material))
+    out = claim.path
     excluded = material["manifest"]["queries"]["excluded"]
     print(f"wrote {out}: {len(material['queries'])} queries x {len(material['conditions'])} orderings of k = "
           f"{material['k']} documents ({material['dataset']}, {material['system']}) in "
@@ -127,15 +131,27 @@ def check_out(path: str | os.PathLike, force: bool) -> Path:
     return check_file_replaceable(path, force=force, what="material file", json_format=FORMAT)
 
 
+def claim_out(path: str | os.PathLike, force: bool) -> ContextManager["FileClaim"]:
+    """``path`` claimed for the material (:func:`pairmeasures._atomic.output_file`): checked as :func:`check_out`
+    does and locked until the block ends."""
+    from ..._atomic import output_file
+
+    return output_file(path, force=force, what="material file", json_format=FORMAT)
+
+
+def material_text(material: dict) -> str:
+    """``material`` (from :func:`build_material`) as the JSON text of a material file."""
+    if not isinstance(material, dict) or material.get("format") != FORMAT:
+        raise ValueError(f"write_material takes what build_material returns (a dict with \"format\": \"{FORMAT}\")")
+    return json.dumps(material, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
 def write_material(material: dict, path: str | os.PathLike, force: bool = False) -> None:
     """Write ``material`` (from :func:`build_material`) to ``path`` as UTF-8 JSON, atomically; an existing file is
     replaced only with ``force`` and only when it is an earlier material file."""
-    from ..._atomic import write_atomically
-
-    if not isinstance(material, dict) or material.get("format") != FORMAT:
-        raise ValueError(f"write_material takes what build_material returns (a dict with \"format\": \"{FORMAT}\")")
-    path = check_out(path, force)
-    write_atomically(path, json.dumps(material, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+    text = material_text(material)
+    with claim_out(path, force) as claim:
+        claim.write(text)
 
 
 def _shortened(text: str, limit: int) -> str:
