@@ -69,3 +69,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (ValueError, NameError, FileNotFoundError, RuntimeError) as exc:  # bad input: one line, no traceback
         say(" ".join(filter(None, (args.command, getattr(args, "step", None)))), f"error: {exc}")
         return 2
+    except KeyboardInterrupt as exc:  # Ctrl-C: one line, with what it left where there is something to say
+        say(" ".join(filter(None, (args.command, getattr(args, "step", None)))),
+            "interrupted" + (f": {exc}" if str(exc) else ""))
+        return 130

@@ -66,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
             attempts=args.attempts, max_retries=args.retries, timeout=args.timeout,
             cache=False if args.no_cache else args.cache, data=args.data, limit=args.limit, progress=args.progress,
             command=["pairmeasures", *sys.argv[1:]])
-    except KeyboardInterrupt:
-        say("generate-fitset", f"interrupted; finished queries are kept in {args.out}.parts/: run the same command "
-            "again to continue")
+    except KeyboardInterrupt as exc:
+        say("generate-fitset", f"interrupted: {exc}" if str(exc) else f"interrupted; finished queries are kept in "
+            f"{args.out}.parts/: run the same command again to continue")
         return 130
     counts, this_run, tokens = manifest["counts"], manifest["this_run"], manifest["tokens"]
     print(f"{counts['generated']} of {counts['queries']} queries generated: {counts['documents']} documents, "
