@@ -158,7 +158,7 @@ def test_ctrl_c_while_an_earlier_audit_is_replaced_leaves_one_whole_and_says_wha
     args = ("--dataset", str(folder), "--systems", f"run:{runs[0]}", "--measures", "nDCG@10", "rKL@10",
             "--resamples", "100", "--no-tradeoff", "--out", str(out))
     audit(*args, cache=tmp_path / "c")
-    earlier = marker_id(out)
+    earlier = (out / "manifest.json").read_bytes()
     for block in range(100):  # a large earlier audit: deleting it takes a moment, long enough to press Ctrl-C in
         (out / "bulk" / f"{block:03d}").mkdir(parents=True)
         for number in range(400):
@@ -173,7 +173,8 @@ def test_ctrl_c_while_an_earlier_audit_is_replaced_leaves_one_whole_and_says_wha
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=600)
     assert process.returncode == 130 and "Traceback" not in stderr, stderr
-    assert not bulk.exists() and (out / "leaderboard.json").is_file() and marker_id(out) != earlier  # the new one, whole
+    assert not bulk.exists() and (out / "manifest.json").read_bytes() != earlier  # the new audit, whole
+    assert (out / "leaderboard.json").is_file() and (out / "report.html").is_file() and marker_id(out)
     left = leftovers(tmp_path, "audit")
     assert all(name.startswith(".audit.") and name.endswith(".old") for name in left)
     assert "pairmeasures audit: interrupted: the new audit is whole in" in stderr
