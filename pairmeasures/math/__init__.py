@@ -37,7 +37,7 @@ from .group import (
     rnd,
     rrd,
 )
-from .polarization import QueryAccuracy, consistent_accuracy, per_query_accuracy, perspective_accuracy
+from .polarization import QueryAccuracy, consistent_accuracy, held_out_correct, per_query_accuracy, perspective_accuracy
 from .prf import PRFResult, prf_lists
 from .rab import arab, bias_labels, gender_magnitudes, ibbr_magnitudes, rab, rank_bias_lists
 from .rbo import rbo
@@ -102,6 +102,7 @@ __all__ = [
     "list_index",
     "list_lengths",
     "per_query_accuracy",
+    "held_out_correct",
     "perspective_accuracy",
     "prefix_disparity",
     "project",
