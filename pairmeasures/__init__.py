@@ -47,6 +47,7 @@ _LAZY = {
     "counterfactual_rbo": "pairmeasures.pipelines.counterfactual",
     "generate_fitset": "pairmeasures.generate",
     "validate_polarity": "pairmeasures.analysis.polarity",
+    "axis_evidence": "pairmeasures.analysis.polarity",
 }
 
 
@@ -77,6 +78,7 @@ __all__ = [
     "FitSet",
     "generate_fitset",
     "validate_polarity",
+    "axis_evidence",
     "Lexicon",
     "PluginLoadWarning",
     "PolarityModel",

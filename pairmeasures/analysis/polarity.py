@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import time
+import warnings
 from collections import Counter
 from typing import Collection, Optional, Sequence
 
 import numpy as np
 
-from ..math.polarization import consistent_accuracy, per_query_accuracy, perspective_accuracy
+from ..math.polarization import consistent_accuracy, held_out_correct, per_query_accuracy, perspective_accuracy
 from ..sideinfo.embed import Embedder
 from ..sideinfo.polarity import FitSet, PolarityModel, checked_positive, negation_anchors, read_beir
 
-__all__ = ["validate_polarity", "nothing_measured", "bootstrap_accuracies", "ACCURACIES"]
+__all__ = ["validate_polarity", "nothing_measured", "bootstrap_accuracies", "ACCURACIES", "axis_evidence",
+           "held_out_folds", "AxisWarning", "CHANCE", "FOLDS"]
 
 
 ANCHORS = ("none", "negated-query")
@@ -170,3 +174,171 @@ def bootstrap_accuracies(results: Sequence[dict], resamples: int = 10_000, seed:
             rows.append(row)
         out[name] = rows
     return out
+
+
+#: The accuracy of an axis that does not separate the perspectives, on held-out documents.
+CHANCE = 0.5
+
+#: The folds :func:`axis_evidence` splits each query's labelled documents into (the audit's choice).
+FOLDS = 5
+
+
+class AxisWarning(UserWarning):
+    """The held-out evidence of polarity axes reaches chance: DUO on them may not measure the perspectives."""
+
+
+def held_out_folds(labels: Sequence, folds: int = FOLDS, seed: int = 0, query: str = "") -> np.ndarray:
+    """The fold (0 ..) of each labelled document of one query, for :func:`axis_evidence`.
+
+    ``min(folds, documents)`` folds, stratified by label: each label's documents (labels in sorted order) are
+    shuffled and dealt round-robin, the next label continuing where the last one stopped, so fold sizes differ by
+    at most one and a label with two or more documents keeps one outside every fold. The shuffle depends on
+    ``seed`` and ``query`` only (a query's folds do not change when other queries are added).
+    """
+    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
+        raise ValueError(f"folds must be an integer of at least 2, got {folds!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    names = np.asarray([str(label) for label in labels], dtype=object)
+    rng = np.random.default_rng([int(seed), int.from_bytes(hashlib.sha256(str(query).encode()).digest()[:8], "little")])
+    order = np.concatenate([rng.permutation(np.flatnonzero(names == label)) for label in sorted(set(names))]
+                           or [np.zeros(0, np.intp)])
+    fold = np.empty(len(names), dtype=np.intp)
+    fold[order] = np.arange(len(order)) % max(1, min(int(folds), len(names)))
+    return fold
+
+
+def _fit_set(fit, text: str, positive: Optional[str]) -> tuple[Optional[FitSet], Optional[PolarityModel], str]:
+    """The fit set, the model it came with (or None) and a name for messages, from what :func:`axis_evidence` takes."""
+    if isinstance(fit, PolarityModel):
+        return fit.fit, fit, "the model's fit documents"
+    if fit is None or isinstance(fit, FitSet):
+        return fit, None, "these fit documents"
+    if isinstance(fit, os.PathLike) or (isinstance(fit, str) and os.path.isdir(fit)):
+        return FitSet.from_beir(fit, positive=positive, text=text), None, str(fit)
+    name = fit if isinstance(fit, str) else getattr(fit, "dataset_id", lambda: repr(fit))()
+    return FitSet.from_dataset(fit, text=text, positive=positive), None, str(name)
+
+
+def axis_evidence(fit, embedder: Optional[Embedder] = None, *, model: Optional[str] = None, text: str = "text",
+                  positive: Optional[str] = None, folds: int = FOLDS, seed: int = 0, resamples: int = 10_000,
+                  confidence: float = 0.95, name: Optional[str] = None, warn: bool = True) -> dict:
+    """How well per-query polarity axes separate labelled perspectives, on documents held out of each axis's fit.
+
+    ``fit``: a :class:`~pairmeasures.sideinfo.polarity.PolarityModel` (its fit set, embedder, components,
+    distractors and anchors; only the first axis is checked), a :class:`FitSet`, a BEIR-layout folder, or a
+    dataset (id, ``ir_datasets`` or ``pt.get_dataset`` object; read with ``text`` and ``positive``). Each query's
+    labelled documents are split into ``folds`` by :func:`held_out_folds` (``seed``); each fold is scored on an axis
+    fitted, like the model's, on the other folds, and the signs of both accuracies (:mod:`pairmeasures.math.
+    polarization`) are chosen on those other folds too (:func:`~pairmeasures.math.polarization.held_out_correct`),
+    so 0.5 is chance. Measured: queries with exactly two perspectives, one of them the positive label, each with at
+    least two documents; the others are counted in ``skipped_queries``. Embeddings come through the embedder's
+    cache: texts embedded before are read, not embedded again.
+
+    Returns a JSON-ready dict: ``validated`` (some query measured; else ``reason``), ``accuracy`` and
+    ``consistent_accuracy`` (``value``, ``low``, ``high``: averages over held-out documents with percentile bootstrap
+    intervals over queries, ``resamples``, ``confidence``), ``reaches_chance`` (an interval's low end at or below
+    0.5: it does not clear chance), ``warning`` (one line, or None), ``per_query`` records, ``scheme`` in words and counts, and
+    ``in_hindsight``: both accuracies of the same held-out scores with their signs chosen on the scored documents,
+    as :func:`validate_polarity` counts them (at least 0.5 on every query, whatever the labels). ``warn``: also
+    issue the warning as an :class:`AxisWarning`.
+    """
+    fit_set, base, default_name = _fit_set(fit, text, positive)
+    if base is not None and (embedder is not None or model is not None):
+        raise ValueError("axis_evidence: a PolarityModel brings its own embedder; pass no embedder or model with it")
+    name = name or default_name
+    scheme = (f"{folds}-fold cross-validation within each query (seed {seed}): its labelled documents dealt into "
+              f"{folds} folds stratified by perspective (one per fold when it has fewer); each fold scored on an axis "
+              "fitted on the other folds, both accuracies' signs chosen on those folds")
+    result: dict = {"validated": False, "reason": None, "scheme": scheme, "folds": folds, "seed": seed,
+                    "model": None, "positive": None, "queries": 0, "documents": 0, "skipped_queries": {},
+                    "accuracy": None, "consistent_accuracy": None, "resamples": resamples, "confidence": confidence,
+                    "chance": CHANCE, "reaches_chance": None, "warning": None, "in_hindsight": None, "per_query": []}
+    held_out_folds([], folds, seed)  # checks folds and seed before any work
+    if fit_set is None or fit_set.labels is None:
+        result["reason"] = (f"{name}: no labels to check the axes against" if fit_set is not None
+                            else "the axes are fitted on the documents scored, which carry no labels")
+        return result
+    if base is not None or positive is None:
+        positive = fit_set.positive
+    positive = checked_positive([x for labels in fit_set.labels.values() for x in labels], positive, name)
+    embedder = base.embedder if base is not None else (embedder or Embedder(model))
+    result.update(model=embedder.model_name, positive=positive)
+    units: dict = {}  # "<query> (fold f held out)" -> (query, its fit texts, whether each is of the positive label)
+    held: list = []  # (unit, query, text, is positive) of every held-out document, query by query
+    skipped: Counter = Counter()
+    for qid, labels in fit_set.labels.items():
+        counts = Counter(labels)
+        if len(counts) != 2 or positive not in counts:
+            skipped[_SKIPPED.get(len(counts), "more than two perspectives")] += 1
+            continue
+        if min(counts.values()) < 2:
+            skipped["a perspective with one document (none to hold out)"] += 1
+            continue
+        fold = held_out_folds(labels, folds, seed, qid)
+        texts = fit_set.texts[qid]
+        for f in range(int(fold.max()) + 1):
+            name_f = f"{qid} (fold {f + 1} held out)"
+            units[name_f] = (qid, [t for t, g in zip(texts, fold) if g != f], [x for x, g in zip(labels, fold) if g != f])
+            held += [(name_f, qid, t, x == positive) for t, x, g in zip(texts, labels, fold) if g == f]
+    if not units:
+        reasons = "; ".join(f"{n} with {why}" for why, n in skipped.most_common())
+        result.update(skipped_queries=dict(skipped), reason=f"no query of {name} has two perspectives (one of them "
+                      f"{positive!r}) of at least two documents each to hold out ({reasons or 'no labelled documents'})")
+        return result
+    template = base or PolarityModel(embedder=embedder)
+    anchors = None if template.anchors is None else {u: template.anchors[q] for u, (q, _, _) in units.items()
+                                                     if q in template.anchors}
+    fold_model = PolarityModel(fit=FitSet(texts={u: t for u, (_, t, _) in units.items()},
+                                          labels={u: x for u, (_, _, x) in units.items()}, positive=positive),
+                               embedder=embedder, components=template.components, distractors=template.distractors,
+                               anchors=anchors, anchor_within=template.anchor_within)
+    fit_unit = [u for u, (_, texts, _) in units.items() for _ in texts]
+    unit = np.array(fit_unit + [u for u, _, _, _ in held], dtype=object)
+    scores = fold_model.score(unit, [t for _, texts, _ in units.values() for t in texts] + [t for _, _, t, _ in held],
+                              errors="skip")  # one embedding lookup for all folds: each distinct text read once
+    scores = scores if scores.ndim == 1 else scores[:, 0]
+    failed = {q for u, (q, _, _) in units.items() if u in fold_model.skipped}
+    if failed:
+        skipped["an axis that could not be fitted on some fold"] += len(failed)
+    is_positive = np.array([x == positive for _, _, labels in units.values() for x in labels] + [p for *_, p in held],
+                           dtype=bool)
+    query = np.array([units[u][0] for u in fit_unit] + [q for _, q, _, _ in held], dtype=object)
+    keep = ~np.isin(query, list(failed))
+    fit_part = keep & (np.arange(len(unit)) < len(fit_unit))
+    held_part = keep & (np.arange(len(unit)) >= len(fit_unit))
+    per, consistent = held_out_correct(scores[fit_part], unit[fit_part], is_positive[fit_part], scores[held_part],
+                                       unit[held_part], is_positive[held_part])
+    ids, codes = np.unique(query[held_part].astype(str), return_inverse=True)
+    documents = np.bincount(codes, minlength=ids.size)
+    right = np.bincount(codes, weights=per, minlength=ids.size), np.bincount(codes, weights=consistent, minlength=ids.size)
+    fold_count = Counter(q for q, _, _ in units.values())
+    order = {q: i for i, q in enumerate(ids)}
+    for qid in (q for q in fit_set.labels if str(q) in order):
+        i = order[str(qid)]
+        result["per_query"].append({"query_id": qid, "accuracy": float(right[0][i] / documents[i]),
+                                    "consistent_accuracy": float(right[1][i] / documents[i]),
+                                    "documents": int(documents[i]), "folds": fold_count[qid], "positive": positive,
+                                    "other": next(x for x in fit_set.labels[qid] if x != positive)})
+    result.update(queries=len(result["per_query"]), documents=int(held_part.sum()), skipped_queries=dict(skipped))
+    if result["per_query"]:  # the same held-out scores with signs chosen on the scored documents, as validate_polarity
+        result["in_hindsight"] = {measure: score(scores[held_part], query[held_part].astype(str), is_positive[held_part])
+                                  for measure, score in zip(ACCURACIES, (perspective_accuracy, consistent_accuracy))}
+    if not result["per_query"]:
+        result["reason"] = f"no axis of {name} could be fitted on the documents left after holding a fold out"
+        return result
+    stats = bootstrap_accuracies([{**result, "dataset": name}], resamples=resamples, seed=seed, confidence=confidence)
+    for measure in ACCURACIES:
+        result[measure] = stats[measure][0]
+    reaching = [m for m in reversed(ACCURACIES) if result[m]["low"] <= CHANCE]
+    result.update(validated=True, reaches_chance=bool(reaching))
+    if reaching:
+        shown = " and ".join(f"{m.replace('_', ' ')} {result[m]['value']:.3f} [{result[m]['low']:.3f}, "
+                             f"{result[m]['high']:.3f}]" for m in reaching)
+        result["warning"] = (f"the polarity axes of {name} are not shown to separate its labels: on held-out documents "
+                             f"({result['queries']} queries), {shown} {'does' if len(reaching) == 1 else 'do'} not clear chance "
+                             f"({CHANCE}; {confidence:.0%} intervals), so DUO on these axes may not measure the "
+                             "perspectives")
+        if warn:
+            warnings.warn(result["warning"], AxisWarning, stacklevel=2)
+    return result
