@@ -63,7 +63,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     from ...pipelines.specs import SystemContext
     from ...sideinfo.embed import Embedder
     from ...sideinfo.memo import CACHE_ENV, value_key, writable_folder
-    from . import evaluation, outputs
+    from . import axes, evaluation, outputs
     from .plan import check_run_files, choose_measures, evaluated, plan_systems
     from .runs import cache_folder, run_systems, say_unranked_queries
     from .tradeoff import hidden_bases
@@ -116,6 +116,11 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                 cells, small = evaluation.breakdown_cells(per_query, profile.fields[by], by, min_cell,
                                                           memo.bound(keys, qrels_key, chosen.evaluated))
         leaderboard = evaluation.leaderboard_table(summary, chosen.shown, chosen.directions)
+        evidence = None  # how well DUO's axes separate the labels, on held-out documents (docs/polarity.md)
+        if polarity is not None:
+            with manifest.step("polarity axes"):
+                evidence = axes.evidence(polarity, profile, seed, resamples, memo)
+            axes.add_column(leaderboard, evidence, chosen.shown)
         disparity = None
         if profile.terms:  # next to RaB: a dataset-level figure, not a per-query measure (docs/ibbr.md)
             disparity = memo("delta a-prf", [keys, qrels_key, resamples, seed],
@@ -141,7 +146,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                 trade["bias"] = shown_duo or "Duo@10"  # the leaderboard's name, not the evaluated measure string
 
         results = outputs.Results(leaderboard, summary, per_query, chosen.shown, chosen.directions, cells, tuple(small), by,
-                                  curves, trade, disparity, ties)
+                                  curves, trade, disparity, ties, axes=evidence)
         statistics = {"baseline": plan.baseline, "correction": correction, "resamples": resamples, "seed": seed,
                       "by": by, "min_cell": min_cell}
         record = outputs.manifest_record(
@@ -152,6 +157,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                 "lambdas": plan.lambdas, "relevance": trade["relevance"], "bias": trade["bias"],
                 "equal_cost_drops": list(EQUAL_COST_DROPS),
                 "systems": {name: {"base": base.spec, "base_run": base_names[name]} for name, (base, _) in plan.bases.items()}})
+        record["polarity_axes"] = axes.manifest_entry(evidence)
 
         def finish() -> None:
             manifest.timings["embedding"] = round(Embedder.total_embed_seconds - embedding_before, 3)

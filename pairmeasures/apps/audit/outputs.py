@@ -59,7 +59,8 @@ def file_name(text: str) -> str:
 class Results:
     """What an audit computed, for its outputs: the leaderboard, the statistics ``summary``, the per-query values,
     the breakdown ``cells`` (with ``small`` cell warnings) by ``by``, the cut-off ``curves``, the ``trade``-off,
-    IBBR's ``disparity``, the measures ``shown`` (shown -> evaluated) with their ``directions``."""
+    IBBR's ``disparity``, the measures ``shown`` (shown -> evaluated) with their ``directions``, the held-out evidence
+    of DUO's polarity ``axes`` (:mod:`.axes`; None when the audit read no polarity)."""
 
     leaderboard: "pd.DataFrame"
     summary: "pd.DataFrame"
@@ -73,6 +74,7 @@ class Results:
     trade: Optional[dict] = None
     disparity: Optional[dict] = None
     ties: Optional[dict] = None
+    axes: Optional[dict] = None
 
     def ties_text(self) -> str:
         """The tie counts in a sentence, for the report."""
@@ -149,11 +151,13 @@ def _leaderboard_document(results: Results, profile: "Profile", specs: dict, sta
         "delta_a_prf": json_safe(results.disparity),
         "ties": results.ties,
         "tradeoff": None if results.trade is None else tradeoff_document(results.trade),
+        "polarity_axes": json_safe(results.axes),
     }
 
 
 def _report(work: Path, results: Results, profile: "Profile", statistics: dict, images: list) -> None:
     from ..report import Section, write_report
+    from .axes import report_section
     from .tradeoff import EQUAL_COST_DROPS
 
     trade = results.trade
@@ -177,6 +181,7 @@ def _report(work: Path, results: Results, profile: "Profile", statistics: dict, 
     if results.cells is not None:
         sections.insert(2, Section(f"By {results.by}", "\n".join(results.small),
                                    tables=[(f"means by {results.by}", results.cells)]))
+    sections[1:1] = report_section(results.axes)  # after the leaderboard: how good DUO's polarity axes are
     write_report(work / "report.html", f"pairmeasures audit: {profile.name}", sections)
 
 

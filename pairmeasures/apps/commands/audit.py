@@ -61,15 +61,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ...analysis import SmallCellWarning
+    from ...analysis.polarity import AxisWarning
     from ...sideinfo import InputWarning
     from ...sideinfo.memo import CacheWarning
     from ..audit import audit, default_dataset, leaderboard_text
     from ..console import warnings_shown
 
-    # the dependencies' deprecations are not the user's business; small --by cells, damaged caches and runs that
-    # lack some queries always are
+    # the dependencies' deprecations are not the user's business; small --by cells, damaged caches, runs that
+    # lack some queries and polarity axes no better than chance always are
     with warnings_shown("audit", ("ignore", Warning), ("always", SmallCellWarning), ("always", CacheWarning),
-                        ("always", InputWarning)):
+                        ("always", InputWarning), ("always", AxisWarning)):
         result = audit(args.dataset or default_dataset(), args.systems or list(DEFAULT_SYSTEMS), args.out,
                        measures=args.measures, baseline=args.baseline, by=args.by, correction=args.correction,
                        resamples=args.resamples, seed=args.seed, min_cell=args.min_cell, data=args.data,
