@@ -8,6 +8,7 @@ The audit is a package of rooms, one job each:
 - :mod:`.runs`: the polarity model, each system's run (from the run cache or run now) and its side columns;
 - :mod:`.evaluation`: per-query values through ir_measures, significance, statistics, breakdowns, the leaderboard,
   ΔA-PRF and bias by cut-off;
+- :mod:`.axes`: the held-out evidence of DUO's polarity axes (or that they are unvalidated);
 - :mod:`.tradeoff`: DuoGreedy against MMR over Lambda;
 - :mod:`.outputs`: plots, tables, report and manifest, written into a folder that replaces ``--out`` at the end;
 - :mod:`.help`: the command's help epilog, default dataset and printed leaderboard.
