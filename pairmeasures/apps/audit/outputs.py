@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ...datasets.profile import Profile
 
 __all__ = ["MANIFEST", "OUTPUT", "Results", "claim_out", "json_safe", "file_name", "plots", "write_outputs",
-           "manifest_record"]
+           "manifest_record", "input_files"]
 
 #: The audit's record of what it did, in every audit folder.
 MANIFEST = "manifest.json"
@@ -206,15 +206,26 @@ def write_outputs(out: FolderClaim, results: Results, profile: "Profile", specs:
             (work / MANIFEST).write_text(json.dumps(json_safe(manifest.as_dict()), indent=2) + "\n")
 
 
-def manifest_record(profile: "Profile", specs: dict, canonical: dict, results: Results, polarity_source: Any,
+def input_files(system) -> dict:
+    """``{path as written: sha256}`` of the files a system's stages read (its ``run:PATH`` files)."""
+    from ...pipelines.stages.run_file import path_of
+    from ...sideinfo.memo import sha256_file
+
+    return {str(stage.args[0]): sha256_file(path_of(stage)) for stage in system.stages
+            if stage.name == "run" and path_of(stage).is_file()}
+
+
+def manifest_record(profile: "Profile", specs: dict, systems: dict, results: Results, polarity_source: Any,
                     embedder, statistics: dict, context: dict, tradeoff: Optional[dict]) -> dict:
-    """The manifest's entries on what was audited and how (the manifest adds versions, timings and cache hits)."""
+    """The manifest's entries on what was audited and how (``systems``: name -> its parsed
+    :class:`~pairmeasures.pipelines.specs.System`; the manifest adds versions, timings and cache hits)."""
     from ...sideinfo.termlists import Lexicon
 
     return {
         "dataset": {"id": profile.name, "source": profile.source, "text": profile.text, "files_sha256": profile.files,
                     "queries": len(profile.queries), "labelled": profile.labels is not None},
-        "systems": {n: {"spec": s, "canonical": canonical[n], "ties": (results.ties or {}).get(n)}
+        "systems": {n: {"spec": s, "canonical": systems[n].canonical, "identity": systems[n].identity(),
+                        "files_sha256": input_files(systems[n]), "ties": (results.ties or {}).get(n)}
                     for n, s in specs.items()},
         "measures": {m: {"evaluated": str(e), "direction": results.directions[m],
                          "parameters": {k: json_safe(v) if isinstance(v, (int, float, str, bool)) or v is None
