@@ -83,9 +83,8 @@ def progress_bar(iterable: Optional[Iterable] = None, *, desc: str, unit: str, t
                  show: Optional[bool] = None, leave: bool = True, stream: Optional[IO] = None) -> Any:
     """A tqdm bar over ``iterable`` (or of ``total`` steps, updated with ``.update(n)``) on ``stream`` (default:
     stderr): redrawn in place on a terminal, as lines in a log file (the module docstring). ``show``: ``None`` shows
-    it when the work takes more than :data:`DELAY` seconds, ``True`` from the start (even with ``TQDM_DISABLE``), ``False``
-    never. ``leave``: keep
-    the last state on a terminal (a log always keeps it)."""
+    it when the work takes more than :data:`DELAY` seconds, ``True`` from the start (even with ``TQDM_DISABLE``),
+    ``False`` never. ``leave``: keep the last state on a terminal (a log always keeps it)."""
     from tqdm.auto import tqdm
 
     stream = sys.stderr if stream is None else stream
