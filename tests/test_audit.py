@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -97,6 +98,10 @@ def test_leaderboard_schema_per_query_and_excluded(folder, runs, tmp_path):
     assert board["baseline"] == "clustered" and pd.isna(summary[summary.system == "clustered"]["diff"]).all()
     manifest = json.loads((out / "manifest.json").read_text())
     assert set(manifest["dataset"]["files_sha256"]) == {"corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "labels.tsv"}
+    for name, path in (("clustered", clustered), ("mixed", mixed)):  # every input file by its sha256, run files too
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert manifest["systems"][name]["files_sha256"] == {str(path): digest}
+        assert manifest["systems"][name]["identity"] == f"run:{digest}"
     assert manifest["measures"]["rKL@10"]["evaluated"] == "rKL(degenerate='exclude',missing='skip',ties='system')@10"
     assert manifest["cache"]["hits"] == 0 and manifest["cache"]["misses"] == 2
     assert set(manifest["cache"]["evaluations"].values()) == {"miss"}
@@ -254,7 +259,7 @@ def test_demo_audit_default_systems_tradeoff_and_warm_rerun(shared_cache, tmp_pa
     assert at.loc[("DuoGreedy", 0.5), "bias"] == pytest.approx(board["systems"]["bm25>>dense>>duogreedy(0.5)"]["Duo@10"])
     assert at.loc[("DuoGreedy", 0.0), "bias"] < at.loc[("DuoGreedy", 1.0), "bias"]
     pngs = {p.name for p in out.glob("*.png")}
-    assert {"tradeoff.png", "bias_by_cutoff.png", "relevance_vs_Duo_10.png"} <= pngs
+    assert {"tradeoff.png", "bias_by_cutoff.png", "relevance_vs_bias.png"} <= pngs  # one figure for every bias measure
     assert all((out / name).read_bytes().startswith(b"\x89PNG") for name in pngs)
     html = (out / "report.html").read_text()
     assert "DuoGreedy vs MMR" in html and html.count("data:image/png;base64,") == len(pngs)

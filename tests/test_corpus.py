@@ -128,3 +128,28 @@ def test_only_the_corpus_module_tells_a_dataset_id_from_a_folder():
                 if any(word in text for word in ("source", "dataset", "corpus")):
                     offenders.append(f"{relative}:{node.lineno}: {text}.is_dir()")
     assert not offenders, offenders
+
+
+def test_a_dataset_ids_files_are_keyed_by_their_place_in_the_mirror_wherever_it_lies(data_mirror, tmp_path):
+    """Manifests and the run cache key a dataset id's files relative to the mirror, as a folder's are relative to it:
+    the same on every machine, and distinct for each file of each resource."""
+    from pairmeasures.datasets.profile import load_profile
+
+    here = open_corpus("pair/procon", data_mirror).files()
+    assert set(here) == {"procon/corpus.jsonl", "procon/queries.jsonl", "procon/qrels/test.tsv", "procon/labels.tsv"}
+    elsewhere = tmp_path / "mirror"
+    elsewhere.mkdir()
+    (elsewhere / "procon").symlink_to(data_mirror / "procon")
+    assert open_corpus("pair/procon", elsewhere).files() == here  # another place, the same content: the same keys
+    assert load_profile("pair/procon", elsewhere).run_key() == load_profile("pair/procon", data_mirror).run_key()
+    assert here == {f"procon/{name}": sha for name, sha in open_corpus(data_mirror / "procon").files().items()}
+
+    mirror = tmp_path / "wiki"  # two resources, a folder and a file, each with its own files: no key is shared
+    (mirror / "wiki-balance-synthetic" / "qrels").mkdir(parents=True)
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
+        (mirror / "wiki-balance-synthetic" / name).write_text(name)
+    (mirror / "wiki-balance-categories.tsv").write_text("categories")
+    files = open_corpus("pair/wiki-balance/synthetic", mirror).files()
+    assert set(files) == {"wiki-balance-synthetic/corpus.jsonl", "wiki-balance-synthetic/queries.jsonl",
+                          "wiki-balance-synthetic/qrels/test.tsv", "wiki-balance-categories.tsv"}
+    assert len(set(files.values())) == 4

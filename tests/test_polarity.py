@@ -72,18 +72,21 @@ class Slow(Unnormalised):
         return super().encode(texts, **options)
 
 
-def test_progress_bar_only_when_asked_off_a_terminal(tmp_path, capsys):
+def test_progress_bar_quiet_for_short_work_and_whole_lines_off_a_terminal(tmp_path, capsys, monkeypatch):
     texts = [f"text number {i}" for i in range(200)]
     quiet = Embedder(cache=False)
     quiet._model = Unnormalised()
     quiet.embed(texts)
-    assert capsys.readouterr().err == ""  # stderr is not a terminal here: no bar by default
+    assert capsys.readouterr().err == ""  # under two seconds: no bar by default, on a terminal or in a log
+    monkeypatch.setenv("TQDM_MININTERVAL", "0")  # a line per batch (a log's default: one every 30 seconds)
     shown = Embedder(cache=False, progress=True, batch_size=64)
     shown._model = Slow()
     shown.embed(texts)
     err = capsys.readouterr().err
     assert "embedding with all-MiniLM-L6-v2" in err and "200/200" in err
     assert "64/200" in err and "128/200" in err  # updated per batch, not per 1,024 texts
+    assert "\r" not in err and all(line.startswith("embedding with") for line in err.splitlines())  # stderr is no
+    # terminal here: each state of the bar is a line of its own
 
 
 def test_corrupt_entry_is_recomputed(tmp_path, embedder):
@@ -294,13 +297,14 @@ def test_validate_polarity_writes_per_query_accuracies(procon_subset, embedder, 
 
 def test_validate_polarity_shows_progress_when_asked(procon_subset, tmp_path):
     command = [sys.executable, "-m", "pairmeasures", "validate-polarity", str(procon_subset), "--json", "--cache"]
-    quiet = subprocess.run(command + [str(tmp_path / "a.sqlite")], capture_output=True, text=True, timeout=600)
+    quiet = subprocess.run(command + [str(tmp_path / "a.sqlite"), "--no-progress"], capture_output=True, text=True,
+                           timeout=600)
     shown = subprocess.run(command + [str(tmp_path / "b.sqlite"), "--progress"], capture_output=True, text=True,
                            timeout=600)
     assert quiet.returncode == shown.returncode == 0, quiet.stderr + shown.stderr
     embedded = json.loads(shown.stdout)["embedded_now"]
     assert embedded > 0 and json.loads(quiet.stdout)["embedded_now"] == embedded
-    assert "embedding with" not in quiet.stderr  # stderr is not a terminal: quiet unless asked
+    assert "embedding with" not in quiet.stderr
     assert "embedding with all-MiniLM-L6-v2: 100%" in shown.stderr and f"{embedded}/{embedded}" in shown.stderr
 
 

@@ -5,6 +5,7 @@ Chromium."""
 from __future__ import annotations
 
 import base64
+import os
 import re
 import shutil
 import subprocess
@@ -43,9 +44,9 @@ def cells() -> pd.DataFrame:
                          for value in ["sports", "politics", "health", "(none)"] for system in SYSTEMS[:3]])
 
 
-def curves() -> pd.DataFrame:
+def curves(families=("Duo", "rKL")) -> pd.DataFrame:
     return pd.DataFrame([dict(system=system, measure=family, k=k, value=np.log1p(k) * (j + 1) / (i + 1))
-                         for i, system in enumerate(SYSTEMS[:3]) for j, family in enumerate(["Duo", "rKL"])
+                         for i, system in enumerate(SYSTEMS[:3]) for j, family in enumerate(families)
                          for k in range(1, 51)])
 
 
@@ -59,9 +60,26 @@ def curve(intervals: bool = True) -> pd.DataFrame:
     return frame
 
 
+#: Seven bias measures of three directions, as an audit with gold labels shows them.
+BIASES = {"Duo@10": "lower-fairer", "rND@10": "lower-fairer", "rKL@10": "lower-fairer", "EXP@10": "lower-fairer",
+          "TExFAIR@10": "higher-fairer", "NFaiRR@10": "higher-fairer", "RaB@10": "signed"}
+
+
+def wide_summary() -> pd.DataFrame:
+    rows = [dict(system=system, measure="nDCG@10", mean=0.3 + 0.1 * i, low=0.25 + 0.1 * i, high=0.36 + 0.1 * i,
+                 direction="higher-better") for i, system in enumerate(SYSTEMS)]
+    rows += [dict(system=system, measure=measure, mean=0.1 * j - 0.02 * i, low=0.1 * j - 0.02 * i - 0.05,
+                  high=0.1 * j - 0.02 * i + 0.04, direction=direction)
+             for j, (measure, direction) in enumerate(BIASES.items()) for i, system in enumerate(SYSTEMS)]
+    return pd.DataFrame(rows)
+
+
 #: Every figure: (function name, a call on good frames).
 FIGURES = {
     "relevance_vs_bias": lambda: plots.relevance_vs_bias(summary(), "nDCG@10", "Duo@10"),
+    "relevance_vs_biases": lambda: plots.relevance_vs_biases(summary(), "nDCG@10", ["Duo@10", "RaB@10"]),
+    "relevance_vs_biases seven": lambda: plots.relevance_vs_biases(wide_summary(), "nDCG@10", list(BIASES)),
+    "bias_by_cutoff seven": lambda: plots.bias_by_cutoff(curves(list(BIASES))),
     "relevance_vs_bias signed": lambda: plots.relevance_vs_bias(summary(), "nDCG@10", "RaB@10"),
     "breakdown_heatmap": lambda: plots.breakdown_heatmap(cells(), "Duo@10"),
     "breakdown_heatmap signed": lambda: plots.breakdown_heatmap(cells(), "Duo@10", direction="signed"),
@@ -131,9 +149,59 @@ def test_intervals_are_drawn_from_low_to_high_even_off_the_mean_and_skipped_when
     assert axes.lines[0].get_xydata().tolist() == [[0.3, 0.2]]
 
 
+def test_small_multiples_put_each_bias_measure_in_a_grid_with_one_legend_and_one_relevance_axis():
+    figure = plots.relevance_vs_biases(wide_summary(), "nDCG@10", list(BIASES))
+    panels = figure.axes
+    assert [axes.get_title().split("  (")[0] for axes in panels] == list(BIASES)  # one panel each, in order
+    assert "↓" in panels[0].get_title() and "↑" in panels[4].get_title() and "↕" in panels[6].get_title()
+    places = [(axes.get_subplotspec().rowspan.start, axes.get_subplotspec().colspan.start) for axes in panels]
+    assert places == [(r, c) for r in range(3) for c in range(3)][:7]  # rows of three, not a strip of seven
+    assert len({axes.get_xlim() for axes in panels}) == 1  # every panel on the same relevance axis
+    assert [axes.get_xlabel() != "" for axes in panels] == [False] * 4 + [True] * 3  # named where nothing is below
+    assert all(len(axes.lines) == len(SYSTEMS) + (measure == "RaB@10") for axes, measure in zip(panels, BIASES))
+    (legend,) = figure.legends
+    assert [text.get_text() for text in legend.get_texts()] == [s.replace("$", r"\$") for s in SYSTEMS]
+    assert not any(axes.texts for axes in panels)  # systems are told apart by the legend, not by labels in the panels
+    four = plots.relevance_vs_biases(wide_summary(), "nDCG@10", list(BIASES)[:4]).axes
+    assert [(a.get_subplotspec().rowspan.start, a.get_subplotspec().colspan.start) for a in four] == \
+        [(0, 0), (0, 1), (1, 0), (1, 1)]
+    with pytest.raises(ValueError, match="relevance_vs_biases: biases must be a non-empty list"):
+        plots.relevance_vs_biases(wide_summary(), "nDCG@10", [])
+    with pytest.raises(ValueError, match="relevance_vs_biases: summary has no rows for measure 'ARP@10'"):
+        plots.relevance_vs_biases(wide_summary(), "nDCG@10", ["Duo@10", "ARP@10"])
+
+
+def test_bias_by_cutoff_is_a_grid_of_panels_with_one_legend():
+    figure = plots.bias_by_cutoff(curves(list(BIASES)), directions={"Duo@10": "lower-fairer"})
+    assert [axes.get_title() for axes in figure.axes] == list(BIASES)
+    assert max(axes.get_subplotspec().colspan.start for axes in figure.axes) == 2  # three panels to a row
+    assert max(axes.get_subplotspec().rowspan.start for axes in figure.axes) == 2
+    assert len(figure.legends) == 1 and len(figure.legends[0].get_texts()) == 3
+
+
+def test_lambda_labels_never_overlap_and_points_drawn_together_share_one():
+    frame = curve()
+    frame.loc[(frame["method"] == "MMR") & (frame["Lambda"] <= 0.25), ["relevance", "bias"]] = [0.3, 0.05]
+    frame.loc[(frame["method"] == "DuoGreedy") & (frame["Lambda"] >= 0.75), ["relevance", "bias"]] = [0.5, 0.3]
+    figure = plots.tradeoff(frame, "nDCG@10", "Duo@10")
+    axes = figure.axes[0]
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    texts = [text.get_text() for text in axes.texts]
+    assert sorted(texts) == sorted(["λ=0, 0.25", "λ=0.5", "λ=0.75", "λ=1", "λ=0", "λ=0.25", "λ=0.5", "λ=0.75, 1"])
+    boxes = [text.get_window_extent(renderer) for text in axes.texts]
+    frame_box = axes.get_window_extent(renderer)
+    for i, one in enumerate(boxes):
+        assert frame_box.x0 - 1 <= one.x0 and one.x1 <= frame_box.x1 + 1, texts[i]  # inside the axes
+        for j, other in enumerate(boxes[:i]):
+            assert not one.overlaps(other), (texts[i], texts[j])
+
+
 #: (function, call with one column dropped from its frame, the column)
 MISSING = [
     ("relevance_vs_bias", lambda c: plots.relevance_vs_bias(summary().drop(columns=c), "nDCG@10", "Duo@10"),
+     ["system", "measure", "mean", "low", "high", "direction"]),
+    ("relevance_vs_biases", lambda c: plots.relevance_vs_biases(summary().drop(columns=c), "nDCG@10", ["Duo@10"]),
      ["system", "measure", "mean", "low", "high", "direction"]),
     ("breakdown_heatmap", lambda c: plots.breakdown_heatmap(cells().drop(columns=c), "Duo@10"),
      ["field", "value", "system", "measure", "mean", "n"]),
@@ -152,6 +220,7 @@ def test_a_missing_column_names_the_function_and_the_column(function, call, colu
 
 @pytest.mark.parametrize("function, call", [
     ("relevance_vs_bias", lambda: plots.relevance_vs_bias(summary().iloc[:0], "nDCG@10", "Duo@10")),
+    ("relevance_vs_biases", lambda: plots.relevance_vs_biases(summary().iloc[:0], "nDCG@10", ["Duo@10"])),
     ("breakdown_heatmap", lambda: plots.breakdown_heatmap(cells().iloc[:0], "Duo@10")),
     ("bias_by_cutoff", lambda: plots.bias_by_cutoff(curves().iloc[:0])),
     ("tradeoff", lambda: plots.tradeoff(curve().iloc[:0], "nDCG@10", "Duo@10")),
@@ -320,3 +389,190 @@ def test_report_renders_in_headless_chromium(report):
     assert result.returncode == 0 and shot.exists(), result.stderr[-2000:]
     variance, distinct, white = image_stats(shot)
     assert distinct >= 200 and white < 0.9 and variance > 0.01, (variance, distinct, white)
+
+
+def test_small_numbers_are_never_shown_as_zero_and_cells_carry_marks_notes_and_hints():
+    from pairmeasures.apps.report import Cell, number_text
+
+    assert [number_text(v) for v in (3.1e-7, 4e-5, 1e-4, 0.0, 0.01234, float("nan"), 7, "x")] == \
+        ["3.1e-07", "4.0e-05", "0.0001", "0.0000", "0.0123", "", "7", "x"]
+    assert number_text(-2e-9) == "-2.0e-09" and number_text(0.04, digits=1) == "4.0e-02"
+    table = pd.DataFrame({"system": ["a <b>", "c"], "p": [Cell(2e-12, mark="†"), Cell(0.3)],
+                          "Duo@10 ↓": [Cell(0.25, note="35", strong=True, hint="95% CI [0.2, 0.3]"), Cell(0.5, note="37")]})
+    page = render_report("Audit", [Section("Leaderboard", tables=[("bias", table)])])
+    assert "<td class=num>2.0e-12<sup>†</sup></td>" in page and "<td class=num>0.3000</td>" in page
+    assert '<td class=num title="95% CI [0.2, 0.3]"><strong>0.2500</strong><span class="note">35</span></td>' in page
+    assert '<th class=num scope="col">Duo@10 ↓</th>' in page and "<td>a &lt;b&gt;</td>" in page
+    assert "0.0000" not in page
+
+
+# --- the report of a real audit, read in a browser -------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Write the demo report's screenshots here (``PAIRMEASURES_REPORT_SCREENSHOTS=DIR``), e.g. to look at them.
+REPORT_SCREENSHOTS = os.environ.get("PAIRMEASURES_REPORT_SCREENSHOTS")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> dict:
+    """``pairmeasures audit`` of the embedded demo corpus, run as a user runs it under nohup: a new cache (so it
+    embeds), stderr to a log file; ``TQDM_DELAY=0`` so that even work shorter than two seconds writes its lines."""
+    folder = tmp_path_factory.mktemp("demo-audit")
+    out, log = folder / "out", folder / "audit.log"
+    env = {**os.environ, "PAIRMEASURES_CACHE_DIR": str(folder / "cache"), "PYTHONPATH": str(ROOT), "TQDM_DELAY": "0"}
+    env.pop("TQDM_MININTERVAL", None)
+    with open(log, "w", encoding="utf-8") as stderr:
+        done = subprocess.run([sys.executable, "-m", "pairmeasures", "audit", "--out", str(out), "--resamples", "1000"],
+                              stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=900, env=env)
+    assert done.returncode == 0, log.read_text(encoding="utf-8")[-3000:]
+    import json
+
+    return {"out": out, "log": log.read_text(encoding="utf-8"), "html": (out / "report.html").read_text(encoding="utf-8"),
+            "manifest": json.loads((out / "manifest.json").read_text()),
+            "board": json.loads((out / "leaderboard.json").read_text()), "summary": pd.read_csv(out / "summary.csv")}
+
+
+def test_an_audit_logging_to_a_file_writes_its_progress_as_lines(demo):
+    """stderr to a file (nohup, a batch job): the embedding and the systems show progress there, a line each time."""
+    log = demo["log"]
+    assert "\r" not in log and "\x1b" not in log and log.endswith("\n")
+    lines = log.splitlines()
+    embedding = [line for line in lines if line.startswith("embedding with all-MiniLM-L6-v2:")]
+    assert embedding and any("100%" in line for line in embedding), log[-2000:]
+    assert any(line.startswith("systems:") and "0/3" in line for line in lines)
+    assert any(line.startswith("systems:") and "3/3" in line for line in lines)
+
+
+def test_the_manifest_records_what_ran_every_input_and_embedding_as_its_own_step(demo):
+    from importlib import metadata
+
+    manifest = demo["manifest"]
+    versions = manifest["versions"]
+    assert versions["pyterrier"] == metadata.version("pyterrier") and "python-terrier" not in versions
+    for name in ("ir_datasets", "ir_measures", "transformers", "sentence-transformers", "torch", "numpy", "pandas"):
+        assert versions[name] == metadata.version(name), name
+    timings = manifest["timings_s"]
+    steps = {name: seconds for name, seconds in timings.items() if name not in ("embedding", "total")}
+    assert timings["embedding"] > 0 and {"run bm25", "run bm25>>dense"} <= set(steps)
+    # each step leaves out the embedding done in it: the steps and the embedding add up to no more than the audit
+    assert sum(steps.values()) + timings["embedding"] <= timings["total"] + 0.05, timings
+    assert set(manifest["dataset"]["files_sha256"]) == {"corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "labels.tsv"}
+    assert manifest["systems"]["bm25>>dense"]["identity"] == "bm25>>dense"
+
+
+def section_of(html: str, heading: str) -> str:
+    found = re.search(rf"<section>\n<h2>{re.escape(heading)}</h2>(.*?)</section>", html, re.DOTALL)
+    assert found, heading
+    return found.group(1)
+
+
+def test_the_demo_report_reads_as_named_tables_marks_sentences_and_one_figure_each(demo):
+    from pairmeasures.apps.audit.plan import label
+
+    html, board, summary, out = demo["html"], demo["board"], demo["summary"], demo["out"]
+    assert "<title>pairmeasures audit: debates</title>" in html and "<h1>pairmeasures audit: debates</h1>" in html
+    assert re.findall(r"<h2>(.*?)</h2>", html) == ["Leaderboard", "Relevance against bias", "Bias by cut-off",
+                                                   "DuoGreedy vs MMR", "Statistics", "Provenance"]
+    leaderboard = section_of(html, "Leaderboard")
+    assert re.findall(r"<caption>(.*?)</caption>", leaderboard) == [
+        "Relevance", "Bias by polarity", "Bias between gold-label groups"]
+    headers = re.findall(r'<th(?: class=num)? scope="col">(.*?)</th>', leaderboard)
+    for measure, facts in board["measures"].items():
+        assert html_escape(label(measure, facts["direction"])) in headers  # every measure, each in one table
+    assert max(table.count('scope="col"') - 1 for table in leaderboard.split("<table>")[1:]) <= 6  # 6 measures at most
+    shown = summary[summary["measure"].isin(board["measures"])]
+    assert leaderboard.count("<sup>†</sup>") == int(shown["reject"].sum()) > 0  # the significant ones, marked
+    statistics = section_of(html, "Statistics")
+    tiny = shown[shown["p_value"] < 5e-5]["p_value"]
+    assert len(tiny) and all(f"{p:.1e}<sup>†</sup>" in statistics for p in tiny)  # not 0.0000
+    assert not re.search(r">0\.0000(<sup>|</td>)", statistics.split("p (holm)")[1].split("</tr>")[0])
+    trade = section_of(html, "DuoGreedy vs MMR")
+    assert re.search(r"Losing at most 0.01 nDCG@10: DuoGreedy reaches Duo@10 \d\.\d{3} \(λ = [\d.]+, nDCG@10 \d\.\d{3}"
+                     r"(; no λ loses more)?\) and MMR \d\.\d{3} \(λ = ", trade)
+    assert "Lambda = 0.0000" not in html
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert pngs == ["bias_by_cutoff.png", "relevance_vs_bias.png", "tradeoff.png"]  # one small-multiples figure
+    assert html.count("data:image/png;base64,") == len(pngs)
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+def test_the_demo_report_shows_every_leaderboard_column_at_1400_pixels(demo):
+    """The report in headless Chromium at 1,400 px: no leaderboard column reaches past the page's right edge, no table
+    or figure scrolls sideways, and every figure is decoded."""
+    chromium = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+    if chromium is None:
+        pytest.skip("needs Debian's headless browser: apt-get install chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True,
+                                             args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto((demo["out"] / "report.html").as_uri())
+            seen = page.evaluate("""() => {
+                const width = document.documentElement.clientWidth;
+                const board = [...document.querySelectorAll('section')].find(s => s.querySelector('h2').textContent === 'Leaderboard');
+                const right = el => el.getBoundingClientRect().right;
+                return {width,
+                        headers: [...board.querySelectorAll('th')].map(th => [th.textContent, right(th)]),
+                        scrolling: [...document.querySelectorAll('.scroll')].filter(d => d.scrollWidth > d.clientWidth).length,
+                        images: [...document.images].map(i => [i.complete && i.naturalWidth > 0, right(i)]),
+                        page: document.documentElement.scrollWidth};
+            }""")
+            if REPORT_SCREENSHOTS:
+                Path(REPORT_SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(Path(REPORT_SCREENSHOTS) / "demo-report-1400.png"), full_page=True)
+        finally:
+            browser.close()
+    width = seen["width"]
+    assert len(seen["headers"]) >= 1 + len(demo["board"]["measures"])
+    beyond = [text for text, edge in seen["headers"] if edge > width]
+    assert not beyond, f"leaderboard columns past the right edge ({width} px): {beyond}"
+    assert seen["scrolling"] == 0 and seen["page"] <= width
+    assert seen["images"] and all(decoded and edge <= width for decoded, edge in seen["images"])
+
+
+def test_equal_cost_points_are_sentences_that_name_the_fairer_method_in_the_measures_direction():
+    from pairmeasures.apps.audit.report_tables import equal_cost_text
+
+    line = curve(intervals=False).assign(system="s", base="bm25>>dense")
+    cost = pd.DataFrame([dict(system="s", relevance_drop=0.01, method="DuoGreedy", Lambda=0.0, relevance=0.45, bias=0.1),
+                         dict(system="s", relevance_drop=0.01, method="MMR", Lambda=0.675, relevance=0.49, bias=0.2)])
+    trade = {"relevance": "nDCG@10", "bias": "Duo@10", "curve": line, "equal_cost": cost}
+    text = equal_cost_text(trade, "lower-fairer")
+    assert text == ("s: nDCG@10 starts at 0.500 (λ = 1, the order of bm25>>dense). Losing at most 0.01 nDCG@10: "
+                    "DuoGreedy reaches Duo@10 0.100 (λ = 0, nDCG@10 0.450) and MMR 0.200 (λ = 0.68, nDCG@10 0.490): "
+                    "DuoGreedy is fairer by 0.100.")
+    assert text.replace("DuoGreedy is", "MMR is") == equal_cost_text(trade, "higher-fairer")
+    assert equal_cost_text(trade, "unknown").endswith("nDCG@10 0.490).")
+    cost.loc[0, "relevance"] = 0.495  # DuoGreedy's lowest Lambda still costs less than the drop
+    assert "(λ = 0, nDCG@10 0.495; no λ loses more)" in equal_cost_text(trade, "lower-fairer")
+
+
+def test_leaderboard_tables_hold_six_measures_at_most_and_keep_the_leaderboards_other_columns():
+    from pairmeasures.apps.audit.report_tables import leaderboard_tables
+    from pairmeasures.apps.evaluate import parse_measures
+
+    names = ["nDCG@10", "rND@10", "rKL@10", "rRD@10", "EXP@10", "NDKL@10", "ARP@10", "ARP@5"]
+    shown = dict(zip(names, parse_measures(names)))
+    directions = {n: "higher-better" if n.startswith("nDCG") else "lower-fairer" for n in names}
+    systems = ["base", "other"]
+    summary = pd.DataFrame([dict(system=s, measure=m, mean=0.5 + 0.1 * i, n=30 - i, excluded=i, low=0.4, high=0.7,
+                                 diff=float("nan") if i == 0 else 0.1, diff_low=0.0, diff_high=0.2,
+                                 p_value=float("nan") if i == 0 else 1e-9, reject=i == 1)
+                            for m in names for i, s in enumerate(systems)])
+    board = pd.DataFrame({"system": systems, "|ΔA-PRF| ↓": [0.01, 0.02]})
+    tables = leaderboard_tables(board, summary, shown, directions, "holm")
+    assert [caption for caption, _ in tables] == ["Relevance", "Bias between gold-label groups (1 of 2)",
+                                                  "Bias between gold-label groups (2 of 2)", "Dataset-level figures"]
+    assert [len(frame.columns) - 1 for _, frame in tables] == [1, 6, 1, 1]
+    cell = tables[1][1].iloc[1, 1]
+    assert cell.value == 0.6 and cell.mark == "†" and cell.note == "29" and cell.strong is False
+    assert "p = 1e-09 (holm)" in cell.hint and tables[0][1].iloc[1, 1].strong and tables[0][1].iloc[1, 1].note == ""
+    assert list(tables[3][1].columns) == ["system", "|ΔA-PRF| ↓"]

@@ -8,53 +8,88 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 from ..sideinfo.memo import sha256_file
 
-__all__ = ["Manifest", "sha256_file", "versions", "DEPENDENCIES"]
-
-#: Distributions whose versions a manifest records.
-DEPENDENCIES = ("ir_measures", "python-terrier", "pyterrier-pisa", "pyterrier-dr", "sentence-transformers", "torch",
-                "numpy", "pandas", "scipy", "statsmodels", "matplotlib")
+__all__ = ["Manifest", "sha256_file", "versions", "embedding_seconds"]
 
 
-def versions() -> dict:
-    """Python, pairmeasures and each of :data:`DEPENDENCIES` (``None`` where not installed)."""
+def versions(modules: Optional[Any] = None) -> dict:
+    """Python, pairmeasures, and the version of every installed distribution that provides a module imported in this
+    process (``modules``: module names, default ``sys.modules``), by distribution name, sorted: what ran, not what a
+    list names (``pyterrier`` 1.1.2, say, and not the ``python-terrier`` meta-package beside it)."""
     from importlib import metadata
 
     from .. import __version__
 
+    names = sys.modules if modules is None else modules
+    imported = {str(name).partition(".")[0] for name in list(names)}
+    providers = metadata.packages_distributions()
+    distributions = {distribution for module in imported for distribution in providers.get(module, ())}
     found: dict[str, Any] = {"python": platform.python_version(), "pairmeasures": __version__}
-    for name in DEPENDENCIES:
+    for distribution in sorted(distributions, key=str.lower):
+        if distribution.lower() == "pairmeasures":  # the package itself: its own __version__ (a checkout may run)
+            continue
         try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = None
+            found[distribution] = metadata.version(distribution)
+        except metadata.PackageNotFoundError:  # a stale record of an uninstalled distribution
+            continue
     return found
+
+
+def embedding_seconds() -> float:
+    """Seconds this process has spent loading embedding models and encoding texts
+    (:attr:`pairmeasures.sideinfo.embed.Embedder.total_embed_seconds`)."""
+    from ..sideinfo.embed import Embedder
+
+    return Embedder.total_embed_seconds
 
 
 @dataclass
 class Manifest:
-    """What an audit records about itself; :meth:`step` times a step, :meth:`as_dict` is the JSON."""
+    """What an audit records about itself; :meth:`step` times a step, :meth:`as_dict` is the JSON.
+
+    ``apart``: work booked as a step of its own wherever it happens (name -> a clock of the seconds spent on it so far
+    in the process; by default ``embedding``): a step's time leaves it out, and ``timings`` has its total since the
+    manifest was made. A cold audit's first run, which embeds the corpus, then shows the run's own time and the
+    embedding's apart."""
 
     command: list = field(default_factory=lambda: list(sys.argv))
     record: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
     cache: dict = field(default_factory=lambda: {"hits": 0, "misses": 0, "systems": {}})
+    apart: dict = field(default_factory=lambda: {"embedding": embedding_seconds})
+
+    def __post_init__(self) -> None:
+        self._apart_from = {name: clock() for name, clock in self.apart.items()}
+
+    def _spent_apart(self) -> dict:
+        return {name: clock() - self._apart_from[name] for name, clock in self.apart.items()}
 
     @contextmanager
     def step(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
+        """Time the block as step ``name`` (added to an earlier step of that name), less the work booked apart."""
+        start, before = time.perf_counter(), {n: clock() for n, clock in self.apart.items()}
         try:
             yield
         finally:
-            self.timings[name] = round(self.timings.get(name, 0.0) + time.perf_counter() - start, 3)
+            elapsed = time.perf_counter() - start
+            elapsed -= sum(clock() - before[n] for n, clock in self.apart.items())
+            self.timings[name] = round(self.timings.get(name, 0.0) + max(elapsed, 0.0), 3)
 
     def cached(self, system: str, hit: bool, key: str) -> None:
         self.cache["hits" if hit else "misses"] += 1
         self.cache["systems"][system] = {"hit": hit, "key": key}
 
+    def timings_s(self) -> dict:
+        """The steps' seconds, then the work booked apart, then ``total`` when it was set."""
+        timings = {name: value for name, value in self.timings.items() if name != "total"}
+        timings.update({name: round(spent, 3) for name, spent in self._spent_apart().items()})
+        if "total" in self.timings:
+            timings["total"] = self.timings["total"]
+        return timings
+
     def as_dict(self) -> dict:
         return {"command": self.command, "cwd": str(Path.cwd()), "versions": versions(), **self.record,
-                "timings_s": self.timings, "cache": self.cache}
+                "timings_s": self.timings_s(), "cache": self.cache}

@@ -36,10 +36,10 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
     family's cut-offs together (:meth:`~pairmeasures.PairMeasure.evaluate_cutoffs`).
     """
     import pandas as pd
-    from tqdm.auto import tqdm
 
     from ..measures.base import DegenerateQueryWarning
     from ..measures.provider import provider
+    from ..sideinfo.progress import progress_bar
 
     ks = _checked_ks(ks)
     if isinstance(families, str) or not families:
@@ -47,7 +47,7 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
     grid = [(family, k, _at_cutoff(family, k)) for family in families for k in ks]
     evaluator = cast("PairEvaluator", provider.evaluator([measure for _, _, measure in grid], _ir_frame(qrels, "qrels")))
     frames = []
-    for system, run in tqdm(list(_checked_runs(runs).items()), desc="bias by cut-off", unit="system"):
+    for system, run in progress_bar(list(_checked_runs(runs).items()), desc="bias by cut-off", unit="system"):
         with warnings.catch_warnings():  # every k of a family would warn; n counts the measured queries
             warnings.simplefilter("ignore", DegenerateQueryWarning)
             try:
@@ -81,10 +81,10 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
     """
     import ir_measures
     import pandas as pd
-    from tqdm.auto import tqdm
 
     from ..analysis import paired_bootstrap
     from ..measures.base import DegenerateQueryWarning, PairMeasure
+    from ..sideinfo.progress import progress_bar
 
     if not methods:
         raise ValueError("methods must map at least one method name to a function Lambda -> transformer, "
@@ -105,7 +105,7 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
     bias_evaluator = ir_measures.evaluator([bias_measure], ir_qrels)
     rows, relevance_values, bias_values = [], [], []
     todo = [(method, Lambda) for method in methods for Lambda in lambdas]
-    for method, Lambda in tqdm(todo, desc="trade-off curve", unit="run"):
+    for method, Lambda in progress_bar(todo, desc="trade-off curve", unit="run"):
         reranker = methods[method](Lambda)
         if not callable(getattr(reranker, "transform", None)):
             raise ValueError(f"methods[{method!r}]({Lambda}) returned a {type(reranker).__name__}, not a PyTerrier "

@@ -13,7 +13,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .._atomic import write_atomically
 
@@ -31,6 +31,9 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 ARROWS = {"higher-better": "↑ higher is better", "lower-fairer": "↓ lower is fairer",
           "higher-fairer": "↑ higher is fairer", "signed": "↕ 0 is balanced", "neither": "no fair direction",
           "unknown": "direction unknown"}
+
+#: Version of how the figures are drawn: a change to any figure bumps it, so PNGs kept by content are drawn again.
+FIGURES_FORMAT = 3
 
 SIZE = (7.0, 4.5)  # inches; saved at DPI
 DPI = 120
@@ -110,39 +113,104 @@ def _one_direction(frame, function: str, measure: str) -> str | None:
     return str(directions[0]) if len(directions) else None
 
 
-def relevance_vs_bias(summary: pd.DataFrame, relevance: str, bias: str) -> Figure:
-    """One point per system at (mean relevance, mean bias) with 95% CI bars on both axes (the summary
-    frame's ``low``/``high``); the bias axis carries its direction arrow, a signed measure a line at 0."""
-    function = "relevance_vs_bias"
+def _checked_summary(summary, function: str, measures: Sequence[str]):
+    """The summary indexed by (system, measure), after checking its columns, intervals and ``measures``."""
     _check(summary, function, ("system", "measure", "mean", "low", "high", "direction"), "summary")
     _numeric(summary, function, ("mean", "low", "high"))
     _ordered(summary, function, "low", "high")
-    for measure in (relevance, bias):
+    for measure in measures:
         if not (summary["measure"] == measure).any():
             raise ValueError(f"{function}: summary has no rows for measure {measure!r} "
                              f"(it has {', '.join(map(repr, summary['measure'].unique()))})")
     _unique(summary, function, ("system", "measure"), "summary")
-    rows = summary.set_index(["system", "measure"])
-    systems = [s for s in dict.fromkeys(summary["system"]) if (s, relevance) in rows.index and (s, bias) in rows.index]
-    if not systems:
-        raise ValueError(f"{function}: no system has both {relevance!r} and {bias!r} in the summary")
-    direction = _one_direction(summary, function, bias)
+    return summary.set_index(["system", "measure"])
 
-    figure = new_figure()
-    axes = figure.subplots()
+
+def _relevance_bias_panel(axes: Axes, rows, systems: Sequence[str], relevance: str, bias: str,
+                          direction: str | None, names: bool) -> int:
+    """One point per system with both measures, its colour and marker by its place in ``systems``; how many."""
+    drawn = 0
     for i, system in enumerate(systems):
+        if (system, relevance) not in rows.index or (system, bias) not in rows.index:
+            continue
         x, y = rows.loc[(system, relevance)], rows.loc[(system, bias)]
         colour = PALETTE[i % len(PALETTE)]
         _bars(axes, [x["mean"]], [y["mean"]], ([x["low"]], [x["high"]]), ([y["low"]], [y["high"]]), colour, 1.2)
         axes.plot(x["mean"], y["mean"], MARKERS[i % len(MARKERS)], color=colour, markersize=7)
-        axes.annotate(_plain(system), (x["mean"], y["mean"]), xytext=(6, 6), textcoords="offset points",
-                      fontsize=9, color="#222222")
+        if names:
+            axes.annotate(_plain(system), (x["mean"], y["mean"]), xytext=(6, 6), textcoords="offset points",
+                          fontsize=9, color="#222222")
+        drawn += 1
     if direction == "signed":
         axes.axhline(0.0, color="#777777", linewidth=0.8, linestyle="--")
     style_axes(axes)
+    return drawn
+
+
+def relevance_vs_bias(summary: pd.DataFrame, relevance: str, bias: str) -> Figure:
+    """One point per system at (mean relevance, mean bias) with 95% CI bars on both axes (the summary
+    frame's ``low``/``high``); the bias axis carries its direction arrow, a signed measure a line at 0."""
+    function = "relevance_vs_bias"
+    rows = _checked_summary(summary, function, (relevance, bias))
+    systems = list(dict.fromkeys(summary["system"]))
+    figure = new_figure()
+    axes = figure.subplots()
+    drawn = _relevance_bias_panel(axes, rows, systems, relevance, bias, _one_direction(summary, function, bias), True)
+    if not drawn:
+        raise ValueError(f"{function}: no system has both {relevance!r} and {bias!r} in the summary")
     axes.set_xlabel(_label(relevance, "higher-better"))
-    axes.set_ylabel(_label(bias, direction))
-    axes.set_title(f"Relevance against bias per system (95% CI), {len(systems)} systems")
+    axes.set_ylabel(_label(bias, _one_direction(summary, function, bias)))
+    axes.set_title(f"Relevance against bias per system (95% CI), {drawn} systems")
+    return figure
+
+
+def _grid(count: int, panel: tuple[float, float]) -> tuple[Figure, list]:
+    """A figure of ``count`` panels of ``panel`` inches, in rows of three (four panels: two by two), with room for a
+    legend below; unused places are removed."""
+    columns = 2 if count == 4 else min(count, 3)
+    rows = math.ceil(count / columns)
+    figure = new_figure((max(SIZE[0], panel[0] * columns), max(SIZE[1], panel[1] * rows + 0.9)))
+    places = list(figure.subplots(rows, columns, squeeze=False).flat)
+    for unused in places[count:]:
+        figure.delaxes(unused)
+    return figure, places[:count]
+
+
+def _system_legend(figure: Figure, systems: Sequence[str], *, line: bool = False) -> None:
+    """One legend below the panels: each system's colour and marker, as every panel draws it."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=PALETTE[i % len(PALETTE)], marker=MARKERS[i % len(MARKERS)],
+                      linestyle="-" if line else "", markersize=4 if line else 7) for i in range(len(systems))]
+    figure.legend(handles, [_plain(s) for s in systems], loc="outside lower center", ncols=min(len(systems), 4),
+                  frameon=False, fontsize=9)
+
+
+def relevance_vs_biases(summary: pd.DataFrame, relevance: str, biases: Sequence[str]) -> Figure:
+    """Small multiples: one panel per bias measure of ``biases``, each with one point per system at (mean relevance,
+    mean bias) and 95% CI bars on both axes (the summary's ``low``/``high``), titled with the measure's direction
+    arrow; systems keep one colour and marker across panels (one legend below), and every panel shares the relevance
+    axis."""
+    function = "relevance_vs_biases"
+    if isinstance(biases, str) or not biases:
+        raise ValueError(f"{function}: biases must be a non-empty list of bias measures, got {biases!r}")
+    rows = _checked_summary(summary, function, (relevance, *biases))
+    systems = list(dict.fromkeys(summary["system"]))
+    figure, panels = _grid(len(biases), (3.9, 3.1))
+    columns = 2 if len(biases) == 4 else min(len(biases), 3)
+    for place, (axes, bias) in enumerate(zip(panels, biases)):
+        direction = _one_direction(summary, function, bias)
+        if not _relevance_bias_panel(axes, rows, systems, relevance, bias, direction, False):
+            raise ValueError(f"{function}: no system has both {relevance!r} and {bias!r} in the summary")
+        axes.set_title(_label(bias, direction), fontsize=10)
+        if place + columns >= len(biases):  # nothing below it: the relevance axis is named here
+            axes.set_xlabel(_label(relevance, "higher-better"))
+    low = min(axes.get_xlim()[0] for axes in panels)
+    high = max(axes.get_xlim()[1] for axes in panels)
+    for axes in panels:
+        axes.set_xlim(low, high)
+    _system_legend(figure, systems)
+    figure.suptitle(f"{_plain(relevance)} against each bias measure, per system: means with 95% intervals")
     return figure
 
 
@@ -196,17 +264,18 @@ def breakdown_heatmap(cells: pd.DataFrame, measure: str, *, direction: str | Non
 
 
 def bias_by_cutoff(curves: pd.DataFrame, *, directions: Mapping[str, str] | None = None) -> Figure:
-    """Mean bias against the cut-off k, one panel per measure family and one line per system (the shape of
-    the TExFAIR paper's Figure 2); ``directions`` (family -> direction) adds arrows to the panels' axes."""
+    """Mean bias against the cut-off k, one panel per measure family (in rows of three) and one line per system
+    (the shape of the TExFAIR paper's Figure 2); ``directions`` (family -> direction) adds arrows to the panels'
+    axes."""
     function = "bias_by_cutoff"
     _check(curves, function, ("system", "measure", "k", "value"), "curves")
     _numeric(curves, function, ("k", "value"))
     _unique(curves, function, ("system", "measure", "k"), "curves")
     families = list(dict.fromkeys(curves["measure"]))
     systems = list(dict.fromkeys(curves["system"]))
-    figure = new_figure((max(SIZE[0], 3.6 * len(families)), SIZE[1]))
-    panels = figure.subplots(ncols=len(families), squeeze=False)
-    for axes, family in zip(panels[0], families):
+    figure, panels = _grid(len(families), (3.9, 2.9))
+    columns = 2 if len(families) == 4 else min(len(families), 3)
+    for place, (axes, family) in enumerate(zip(panels, families)):
         for i, system in enumerate(systems):
             line = curves[(curves["measure"] == family) & (curves["system"] == system)].sort_values("k")
             if line.empty:
@@ -215,17 +284,18 @@ def bias_by_cutoff(curves: pd.DataFrame, *, directions: Mapping[str, str] | None
                       markersize=3, linewidth=1.5, label=_plain(system))
         style_axes(axes)
         axes.set_title(_plain(family))
-        axes.set_xlabel("cut-off k (documents)")
-        axes.set_ylabel(_label(f"mean {family}@k", (directions or {}).get(family)))
-    handles, labels = panels[0][0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 4), frameon=False)
+        axes.set_ylabel(_label(f"mean {family}@k", (directions or {}).get(family)), fontsize=9)
+        if place + columns >= len(families):
+            axes.set_xlabel("cut-off k (documents)")
+    _system_legend(figure, systems, line=True)
     figure.suptitle("Bias against the cut-off k, mean over queries")
     return figure
 
 
 def tradeoff(curve: pd.DataFrame, relevance: str, bias: str, *, direction: str | None = None) -> Figure:
     """Mean relevance against mean bias as ``Lambda`` varies, one line per re-ranking method (DuoGreedy,
-    MMR), each point annotated with its Lambda; CI bars where ``relevance_low``/``_high`` and
+    MMR), each point annotated with its Lambda where it covers no other label (points drawn together share one);
+    CI bars where ``relevance_low``/``_high`` and
     ``bias_low``/``_high`` are given."""
     function = "tradeoff"
     _check(curve, function, ("method", "Lambda", "relevance", "bias"), "curve")
@@ -247,17 +317,76 @@ def tradeoff(curve: pd.DataFrame, relevance: str, bias: str, *, direction: str |
         _bars(axes, line["relevance"], line["bias"], xci, yci, colour, 0.8)
         axes.plot(line["relevance"], line["bias"], color=colour, marker=MARKERS[i % len(MARKERS)], markersize=5,
                   linewidth=1.5, label=_plain(method))
-        for row in line.itertuples(index=False):
-            axes.annotate(f"λ={row.Lambda:g}", (row.relevance, row.bias), xytext=(4, -10 if i % 2 else 5),
-                          textcoords="offset points", fontsize=7, color=colour)
     if direction == "signed":
         axes.axhline(0.0, color="#777777", linewidth=0.8, linestyle="--")
     style_axes(axes)
     axes.set_xlabel(_label(f"mean {relevance}", "higher-better"))
     axes.set_ylabel(_label(f"mean {bias}", direction))
-    axes.legend(title="re-ranker", frameon=False)
+    axes.legend(title="re-ranker", frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     axes.set_title("Relevance–bias trade-off over Lambda (λ=1 keeps the input order)")
+    figure.canvas.draw()  # the layout settled: labels are placed in the coordinates it will be drawn in
+    labels = []
+    for i, method in enumerate(dict.fromkeys(curve["method"])):
+        line = curve[curve["method"] == method].sort_values("Lambda")
+        labels += _lambda_labels(axes, line, PALETTE[i % len(PALETTE)])
+    _place_labels(figure, axes, labels)
     return figure
+
+
+def _lambda_labels(axes: Axes, line, colour: str) -> list:
+    """``(x, y, text, colour)`` of a method's Lambda labels: points drawn within a few pixels of each other share one
+    label (``λ=0, 0.1, 0.25``), at the first of them."""
+    import numpy as np
+
+    groups: list = []
+    for row in line.itertuples(index=False):
+        where = axes.transData.transform((row.relevance, row.bias))
+        if groups and np.hypot(*(where - groups[-1][0])) < 7:
+            groups[-1][1].append(row.Lambda)
+        else:
+            groups.append((where, [row.Lambda], row.relevance, row.bias))
+    return [(x, y, "λ=" + ", ".join(f"{value:g}" for value in values), colour) for _, values, x, y in groups]
+
+
+#: Where a label may stand beside its point: (x, y) offset in points, horizontal and vertical alignment.
+_PLACES = ((5, 3, "left", "bottom"), (5, -3, "left", "top"), (-5, 3, "right", "bottom"), (-5, -3, "right", "top"),
+           (0, 7, "center", "bottom"), (0, -7, "center", "top"), (8, 0, "left", "center"), (-8, 0, "right", "center"),
+           (12, 12, "left", "bottom"), (-12, -12, "right", "top"), (12, -12, "left", "top"), (-12, 12, "right", "bottom"))
+
+
+def _overlap(one, other) -> float:
+    return max(0.0, min(one.x1, other.x1) - max(one.x0, other.x0)) * max(0.0, min(one.y1, other.y1) - max(one.y0, other.y0))
+
+
+def _place_labels(figure: Figure, axes: Axes, labels: Sequence[tuple]) -> None:
+    """Annotate each ``(x, y, text, colour)`` beside its point, at the first of :data:`_PLACES` where it covers no
+    label placed before it, no point and nothing outside the axes (else where it covers least)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.transforms import Bbox
+
+    renderer = cast(FigureCanvasAgg, figure.canvas).get_renderer()  # every figure here is on an Agg canvas
+    frame = axes.get_window_extent(renderer)
+    marks = []
+    for x, y, _, _ in labels:
+        px, py = axes.transData.transform((x, y))
+        marks.append(Bbox.from_bounds(px - 4, py - 4, 8, 8))
+    placed: list = []
+    for x, y, text, colour in labels:
+        tried = []
+        for dx, dy, ha, va in _PLACES:
+            note = axes.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=7,
+                                 color=colour)
+            box = note.get_window_extent(renderer)
+            outside = box.width * box.height - _overlap(box, frame)
+            tried.append((sum(_overlap(box, other) for other in placed + marks) + 10 * outside, note, box))
+            if tried[-1][0] == 0:
+                break
+        _, kept, box = min(tried, key=lambda option: option[0])
+        for _, note, _ in tried:
+            if note is not kept:
+                note.remove()
+        kept.set_in_layout(False)
+        placed.append(box)
 
 
 def png_bytes(figure: Figure) -> bytes:

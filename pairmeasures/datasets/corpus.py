@@ -13,7 +13,7 @@ what the audit, the retrieval stages, the document-text stage and the SEME mater
   ``female``/``male``);
 - identities: ``source`` (the dataset id, or the resolved folder), ``version()`` (a key of the
   documents' content, read from file sizes and times, without parsing), ``index_name`` (for index
-  folders) and ``files()`` (the sha256 of every file read, for manifests).
+  folders) and ``files()`` (the sha256 of every file read, keyed relative to the dataset, for manifests).
 
 Opening costs nothing: files are read on first use, once per process while they are unchanged.
 """
@@ -81,7 +81,9 @@ class Corpus(ABC):
 
     @abstractmethod
     def files(self) -> dict:
-        """``{file: sha256}`` of every file the corpus reads (a folder's relative to it)."""
+        """``{file: sha256}`` of every file the corpus reads, keyed relative to the dataset: a folder's files by their
+        path in it (``qrels/test.tsv``), a dataset id's by their path in the mirror layout (``procon/qrels/test.tsv``,
+        ``wiki-balance-categories.tsv``), wherever the folder or mirror lies."""
 
     @abstractmethod
     def query_records(self) -> dict:
@@ -241,8 +243,13 @@ class _DatasetCorpus(Corpus):
         from ._loaders import resource_files
         from ._resources import locate
 
-        return {str(path): sha256_file(path) for resource in self.spec.resources
-                for path in resource_files(locate(resource, self.data, self.spec.id))}
+        files = {}
+        for resource in self.spec.resources:
+            location = locate(resource, self.data, self.spec.id)
+            for path in resource_files(location):  # keyed as in the mirror layout: unique per dataset, on any machine
+                relative = Path(resource.name) / path.relative_to(location.path) if resource.files else Path(resource.name)
+                files[relative.as_posix()] = sha256_file(path)
+        return files
 
     def query_records(self) -> dict:
         tables = self._tables()

@@ -41,7 +41,6 @@ _DEFAULT_ALIASES = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
 _LOADED: dict = {}
 _LOADING = threading.Lock()
 _CHUNK = 1024  # texts stored in the cache per transaction; an interrupted job keeps what was stored
-_PROGRESS_DELAY = 2.0  # seconds before a progress bar appears (when not asked for explicitly): short jobs show none
 
 
 class EmbeddingModelError(RuntimeError):
@@ -192,8 +191,8 @@ class Embedder:
     vectors: embedders with and without it share entries). ``device``: ``"cuda"`` when available,
     else ``"cpu"``, unless given. ``cache``: an :class:`EmbeddingCache`, a path for one, ``True``
     for the default location, or ``False`` for none. ``progress``: ``True`` always shows a progress
-    bar, ``False`` never; by default one appears when computing takes more than two seconds and
-    stderr is a terminal. ``backend``: one of :data:`BACKENDS` (part of the cache key); the int8
+    bar, ``False`` never; by default one appears when computing takes more than two seconds, redrawn on a
+    terminal and as a line every 30 seconds in a log file (:func:`~pairmeasures.sideinfo.progress.progress_bar`). ``backend``: one of :data:`BACKENDS` (part of the cache key); the int8
     backends run on the CPU.
 
     ``embed_seconds`` counts the seconds this object spent loading its model and encoding; the class attribute
@@ -395,15 +394,14 @@ class Embedder:
     def _compute(self, texts: list[str], keys: list[bytes]) -> dict:
         """The model's raw vectors of ``texts``, longest first (as sentence-transformers batches them),
         stored in the cache about every 1,024 texts; a bar shows progress per batch."""
-        from tqdm.auto import tqdm
+        from .progress import progress_bar
 
         model = self.load()
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out: dict = {}
         pending: list = []
-        with tqdm(total=len(texts), desc=f"embedding with {Path(self.model_name).name}", unit="text",
-                  disable=None if self.progress is None else not self.progress,
-                  delay=_PROGRESS_DELAY if self.progress is None else 0) as bar:
+        with progress_bar(total=len(texts), desc=f"embedding with {Path(self.model_name).name}", unit="text",
+                          show=self.progress) as bar:
             for start in range(0, len(order), self.batch_size):
                 batch = order[start:start + self.batch_size]
                 with self._timed():

@@ -69,7 +69,6 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     from .tradeoff import hidden_bases
     from .tradeoff import tradeoff as tradeoff_of
 
-    embedding_before = Embedder.total_embed_seconds
     manifest = Manifest(command=list(command) if command is not None else Manifest().command)
     out = Path(out).expanduser()
     with outputs.claim_out(out, force) as claim:  # --out locked and checked, before any work, until it is written
@@ -150,7 +149,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
         statistics = {"baseline": plan.baseline, "correction": correction, "resamples": resamples, "seed": seed,
                       "by": by, "min_cell": min_cell}
         record = outputs.manifest_record(
-            profile, plan.specs, {n: s.canonical for n, s in plan.systems.items()}, results,
+            profile, plan.specs, plan.systems, results,
             None if polarity is None else polarity.source, embedder, statistics,
             {"num_results": num_results, "k": k, "model": model},
             None if trade is None else {
@@ -160,7 +159,6 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
         record["polarity_axes"] = axes.manifest_entry(evidence)
 
         def finish() -> None:
-            manifest.timings["embedding"] = round(Embedder.total_embed_seconds - embedding_before, 3)
             manifest.timings["total"] = round(time.perf_counter() - started, 3)
 
         outputs.write_outputs(claim, results, profile, plan.specs, statistics, plots, manifest, record, memo, finish)

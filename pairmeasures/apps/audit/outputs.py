@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ...datasets.profile import Profile
 
 __all__ = ["MANIFEST", "OUTPUT", "Results", "claim_out", "json_safe", "file_name", "plots", "write_outputs",
-           "manifest_record"]
+           "manifest_record", "input_files"]
 
 #: The audit's record of what it did, in every audit folder.
 MANIFEST = "manifest.json"
@@ -99,35 +99,44 @@ def _png(work: Path, name: str, caption: str, draw: str, arguments: tuple, optio
             plots.save_png(getattr(plots, draw)(*arguments, **options), Path(folder) / name)
             return (Path(folder) / name).read_bytes()
 
-    (work / name).write_bytes(memo(f"png {name}", [draw, value_key((arguments, options))], render))
+    from ..plots import FIGURES_FORMAT  # the module is light until a figure is drawn
+
+    (work / name).write_bytes(memo(f"png {name}", [draw, FIGURES_FORMAT, value_key((arguments, options))], render))
     return caption, work / name
 
 
 def plots(work: Path, results: Results, memo) -> list:
-    """The PNGs (relevance vs bias, breakdown heatmap, bias by cut-off, DuoGreedy vs MMR trade-off); their captions
-    and paths."""
+    """The PNGs (relevance against every bias measure as small multiples, breakdown heatmaps, bias by cut-off,
+    DuoGreedy vs MMR trade-off); their captions and paths."""
     images = []
     shown, directions = results.shown, results.directions
     relevance = "nDCG@10" if "nDCG@10" in shown else next((m for m in shown if directions[m] == "higher-better"), None)
     biases = [m for m in shown if directions[m] != "higher-better"]
-    for bias in biases if relevance is not None else []:
-        images.append(_png(work, f"relevance_vs_{file_name(bias)}.png", f"{relevance} against {bias} per system (95% CIs)",
-                           "relevance_vs_bias", (results.summary, relevance, bias), {}, memo))
+    if relevance is not None and biases:
+        images.append(_png(work, "relevance_vs_bias.png", f"{relevance} against each bias measure, one panel per "
+                           "measure: each system's means with 95% intervals", "relevance_vs_biases",
+                           (results.summary, relevance, biases), {}, memo))
     if results.cells is not None:
         field_name = results.cells["field"].iloc[0]
         for bias in biases:
             images.append(_png(work, f"by_{file_name(field_name)}_{file_name(bias)}.png", f"{bias} by {field_name}",
-                               "breakdown_heatmap", (results.cells, bias), {}, memo))
+                               "breakdown_heatmap", (results.cells, bias), {"direction": directions[bias]}, memo))
     if results.curves is not None:
-        images.append(_png(work, "bias_by_cutoff.png", "bias against the cut-off k = 1..50", "bias_by_cutoff",
-                           (results.curves,), {}, memo))
+        images.append(_png(work, "bias_by_cutoff.png", "each bias measure's mean against the cut-off k = 1..50",
+                           "bias_by_cutoff", (results.curves,), {"directions": _family_directions(results)}, memo))
     if results.trade is not None:
         for i, (name, curve) in enumerate(results.trade["curve"].groupby("system", sort=False)):
             images.append(_png(work, "tradeoff.png" if i == 0 else f"tradeoff_{file_name(name)}.png",
                                f"{name}: DuoGreedy vs MMR on {curve['base'].iloc[0]} as Lambda varies", "tradeoff",
                                (curve.drop(columns=["system", "base", "k"]), results.trade["relevance"],
-                                results.trade["bias"]), {"direction": "lower-fairer"}, memo))
+                                results.trade["bias"]), {"direction": directions.get(results.trade["bias"],
+                                                                                     "lower-fairer")}, memo))
     return images
+
+
+def _family_directions(results: Results) -> dict:
+    """Each bias family's direction (``Duo`` -> ``lower-fairer``), for the cut-off panels' arrows."""
+    return {m.rsplit("@", 1)[0]: way for m, way in results.directions.items() if way != "higher-better"}
 
 
 def _leaderboard_document(results: Results, profile: "Profile", specs: dict, statistics: dict) -> dict:
@@ -157,32 +166,64 @@ def _leaderboard_document(results: Results, profile: "Profile", specs: dict, sta
 
 def _report(work: Path, results: Results, profile: "Profile", statistics: dict, images: list) -> None:
     from ..report import Section, write_report
+    from . import report_tables as views
     from .axes import report_section
-    from .tradeoff import EQUAL_COST_DROPS
 
-    trade = results.trade
-    sections = [Section("Leaderboard", f"{profile.name}: {len(profile.queries)} queries; baseline "
-                        f"{statistics['baseline']}; bias measures exclude queries with nothing to measure (n = queries "
-                        f"measured).\n\n{results.ties_text()}".strip(), tables=[("mean per system", results.leaderboard)]),
-                Section("Statistics", f"95% paired bootstrap intervals ({statistics['resamples']} resamples, seed "
-                        f"{statistics['seed']}); p-values of pt.Experiment's paired t-test against "
-                        f"{statistics['baseline']}, {statistics['correction']} correction.",
-                        tables=[("summary", results.summary)]),
-                Section("Plots", images=images)]
-    if trade is not None:
-        sections.insert(2, Section(
-            "DuoGreedy vs MMR", f"Each method re-ranks the top k of the base run (the spec before its duogreedy stage) "
-            f"at every Lambda (1 keeps the base order): {trade['relevance']} against {trade['bias']}, 95% paired "
-            "bootstrap intervals. Equal cost: the bias each method reaches when relevance may drop by at most "
-            f"{', '.join(f'{d:g}' for d in EQUAL_COST_DROPS)} from Lambda = 1 (interpolated).",
-            tables=[("equal cost", trade["equal_cost"]), ("curve", trade["curve"])],
-            images=[i for i in images if i[1].name.startswith("tradeoff")]))
-        sections[-1] = Section("Plots", images=[i for i in images if not i[1].name.startswith("tradeoff")])
+    def named(prefix: str) -> list:
+        return [image for image in images if image[1].name.startswith(prefix)]
+
+    trade, baseline, correction = results.trade, statistics["baseline"], statistics["correction"]
+    title = views.dataset_title(profile)
+    systems = list(results.leaderboard["system"])
+    sections = [
+        Section("Leaderboard", "Each cell is a system's mean over the queries measured. A bias measure leaves out "
+                "queries with nothing "
+                "to measure: the small grey number beside its mean is n, the queries it measured. "
+                f"{views.MARK} marks a mean that differs from {baseline}'s (paired t-test, {correction} correction, "
+                "α = 0.05); bold marks the best mean of a column in its direction (↑ higher, ↓ lower, ↕ nearest 0). "
+                "Hover over a mean for its 95% interval and p-value; every number is in the Statistics below and in "
+                f"summary.csv.\n\n{results.ties_text()}".strip(),
+                tables=views.leaderboard_tables(results.leaderboard, results.summary, results.shown,
+                                                results.directions, correction)),
+    ]
+    sections += report_section(results.axes)  # after the leaderboard: how good DUO's polarity axes are
+    if named("relevance_vs_bias"):
+        sections.append(Section("Relevance against bias", "One panel per bias measure: further right is more relevant, "
+                                "and the arrow in a panel's title says which way is fairer.",
+                                images=named("relevance_vs_bias")))
+    if named("bias_by_cutoff"):
+        sections.append(Section("Bias by cut-off", "Each bias measure of the leaderboard at every cut-off k from 1 to "
+                                "50: how the bias of the first k documents changes further down the ranking.",
+                                images=named("bias_by_cutoff")))
     if results.cells is not None:
-        sections.insert(2, Section(f"By {results.by}", "\n".join(results.small),
-                                   tables=[(f"means by {results.by}", results.cells)]))
-    sections[1:1] = report_section(results.axes)  # after the leaderboard: how good DUO's polarity axes are
-    write_report(work / "report.html", f"pairmeasures audit: {profile.name}", sections)
+        relevance = next((m for m in ("nDCG@10", *results.shown) if results.directions.get(m) == "higher-better"), None)
+        sections.append(Section(
+            f"By {results.by}", "\n\n".join([f"Means by the query field {results.by!r}, with the queries measured (n) "
+                                             f"in each cell; by_{results.by}.csv has every measure.", *results.small]),
+            tables=[] if relevance is None else [(f"{relevance} by {results.by} (best of a row in bold)",
+                                                  views.breakdown_table(results.cells, relevance, "higher-better"))],
+            images=named(f"by_{file_name(results.by or '')}_")))
+    if trade is not None:
+        direction = results.directions.get(trade["bias"], "lower-fairer")
+        sections.append(Section(
+            "DuoGreedy vs MMR", f"Each method re-ranks the top k of the base run (the spec before its duogreedy stage) "
+            f"at every Lambda (λ = 1 keeps the base order): {trade['relevance']} against {trade['bias']}, 95% paired "
+            "bootstrap intervals. Equal cost, interpolated between the Lambdas measured:\n\n"
+            + views.equal_cost_text(trade, direction),
+            tables=[("the trade-off curve", views.curve_table(trade["curve"], trade["relevance"], trade["bias"]))],
+            images=named("tradeoff")))
+    sections.append(Section("Statistics", f"95% paired bootstrap intervals ({statistics['resamples']} resamples, seed "
+                            f"{statistics['seed']}) of each mean and of its difference to {baseline}; p-values of "
+                            f"pt.Experiment's paired t-test against {baseline} with {correction} correction, over the "
+                            f"queries every system measured ({views.MARK}: significant at α = 0.05).",
+                            tables=[("every measure and system", views.statistics_table(results.summary, correction))]))
+    kind = "a folder" if profile.corpus.is_folder else "a pairmeasures dataset id"
+    sections.append(Section("Provenance", f"Dataset {profile.source} ({kind}), document field {profile.text!r}. "
+                            "manifest.json beside this report records the command, the versions of what ran, the "
+                            "sha256 of every input file (the dataset's and run files), seeds, timings per step and "
+                            "cache hits."))
+    write_report(work / "report.html", f"pairmeasures audit: {title}", sections,
+                 subtitle=f"{len(profile.queries)} queries · {len(systems)} systems · baseline {baseline}")
 
 
 def write_outputs(out: FolderClaim, results: Results, profile: "Profile", specs: dict, statistics: dict, draw: bool,
@@ -211,15 +252,26 @@ def write_outputs(out: FolderClaim, results: Results, profile: "Profile", specs:
             (work / MANIFEST).write_text(json.dumps(json_safe(manifest.as_dict()), indent=2) + "\n")
 
 
-def manifest_record(profile: "Profile", specs: dict, canonical: dict, results: Results, polarity_source: Any,
+def input_files(system) -> dict:
+    """``{path as written: sha256}`` of the files a system's stages read (its ``run:PATH`` files)."""
+    from ...pipelines.stages.run_file import path_of
+    from ...sideinfo.memo import sha256_file
+
+    return {str(stage.args[0]): sha256_file(path_of(stage)) for stage in system.stages
+            if stage.name == "run" and path_of(stage).is_file()}
+
+
+def manifest_record(profile: "Profile", specs: dict, systems: dict, results: Results, polarity_source: Any,
                     embedder, statistics: dict, context: dict, tradeoff: Optional[dict]) -> dict:
-    """The manifest's entries on what was audited and how (the manifest adds versions, timings and cache hits)."""
+    """The manifest's entries on what was audited and how (``systems``: name -> its parsed
+    :class:`~pairmeasures.pipelines.specs.System`; the manifest adds versions, timings and cache hits)."""
     from ...sideinfo.termlists import Lexicon
 
     return {
         "dataset": {"id": profile.name, "source": profile.source, "text": profile.text, "files_sha256": profile.files,
                     "queries": len(profile.queries), "labelled": profile.labels is not None},
-        "systems": {n: {"spec": s, "canonical": canonical[n], "ties": (results.ties or {}).get(n)}
+        "systems": {n: {"spec": s, "canonical": systems[n].canonical, "identity": systems[n].identity(),
+                        "files_sha256": input_files(systems[n]), "ties": (results.ties or {}).get(n)}
                     for n, s in specs.items()},
         "measures": {m: {"evaluated": str(e), "direction": results.directions[m],
                          "parameters": {k: json_safe(v) if isinstance(v, (int, float, str, bool)) or v is None

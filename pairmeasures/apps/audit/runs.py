@@ -55,12 +55,12 @@ def run_systems(systems: dict, profile: "Profile", context: "SystemContext", pol
     progress bar), and each run's cache key (None for user code). ``polarity``: the audit's polarity model when a
     measure or a stage reads polarity (every run then gets its ``polarity`` column)."""
     import pandas as pd
-    from tqdm.auto import tqdm
 
     from ... import __version__
     from ...pipelines.polarity import PolarityScorer
     from ...sideinfo.embed import folder_fingerprint
     from ...sideinfo.memo import DiskMemo
+    from ...sideinfo.progress import progress_bar
 
     scorer = PolarityScorer(polarity.model, errors="skip") if polarity is not None else None
     model = context.model
@@ -85,7 +85,7 @@ def run_systems(systems: dict, profile: "Profile", context: "SystemContext", pol
     # every system is built (so checked) before any runs; a warm audit whose runs are all cached builds none
     pipelines = {} if len(cached) == len(systems) else {name: system.build(context) for name, system in systems.items()}
     runs = {}
-    for name in tqdm(list(systems), desc="systems", unit="system", leave=False):
+    for name in progress_bar(list(systems), desc="systems", unit="system", leave=False):
         key, path = keys[name], paths[name]
         if name in cached:
             runs[name] = cached[name].assign(text=lambda f: profile.texts(f["docno"]))

@@ -48,8 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(.tsv, .csv or .json by its extension)")
     parser.add_argument("--force", action="store_true", help="overwrite the --per-query file if it exists")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="show a progress bar while embedding (default: on a terminal, when it takes "
-                             "more than two seconds)")
+                        help="show a progress bar while embedding (default: when it takes more than two seconds; "
+                             "in a log file, a line every 30 seconds)")
     parser.add_argument("--bootstrap", type=int, default=None, metavar="N",
                         help="95%% percentile intervals of both accuracies from N bootstrap resamples of the queries "
                              "(default with --compare: 10000)")

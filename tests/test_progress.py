@@ -1,0 +1,80 @@
+"""Progress bars on a terminal and in a log file (pairmeasures.sideinfo.progress): a log gets whole lines, at most one
+per interval, and short work writes nothing; the audit's own log is checked in tests/test_report.py."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+
+from pairmeasures.sideinfo.progress import LOG_INTERVAL, progress_bar
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture(autouse=True)
+def no_tqdm_settings(monkeypatch):
+    for name in ("TQDM_DELAY", "TQDM_MININTERVAL", "TQDM_DISABLE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_log_gets_a_first_and_a_last_line_and_no_carriage_returns():
+    log = io.StringIO()
+    for _ in progress_bar(range(50), desc="systems", unit="system", show=True, stream=log):
+        pass
+    text = log.getvalue()
+    lines = text.splitlines()
+    assert "\r" not in text and "\x1b" not in text and text.endswith("\n")
+    assert len(lines) == 2 and "0/50" in lines[0] and "50/50" in lines[1]  # the 48 states between: under LOG_INTERVAL
+    assert all(line.startswith("systems:") for line in lines) and LOG_INTERVAL >= 10
+
+
+def test_a_log_gets_a_line_per_interval_and_nested_bars_stay_whole_lines(monkeypatch):
+    monkeypatch.setenv("TQDM_MININTERVAL", "0.05")
+    monkeypatch.setenv("TQDM_DELAY", "0")
+    log = io.StringIO()
+    for _ in progress_bar(range(2), desc="systems", unit="system", leave=False, stream=log):
+        with progress_bar(total=4, desc="embedding with model", unit="text", stream=log) as bar:
+            for _ in range(4):
+                time.sleep(0.06)
+                bar.update(1)
+    lines = log.getvalue().splitlines()
+    assert "\r" not in log.getvalue() and "\x1b" not in log.getvalue()  # no cursor moves for the nested bar
+    assert sum("embedding with model" in line and "4/4" in line for line in lines) == 2
+    assert any(line.startswith("systems:") and "1/2" in line for line in lines)
+    assert any(line.startswith("embedding with model") and "2/4" in line for line in lines)
+    assert all(line.startswith(("systems:", "embedding with model:")) for line in lines)
+    states = [line.rpartition(" [")[0] for line in lines]
+    assert all(a != b for a, b in zip(states, states[1:]))  # a bar's last state, drawn again as it closes, is written once
+
+
+def test_short_work_writes_nothing_and_false_hides_the_bar():
+    for stream in (io.StringIO(), Terminal()):
+        for _ in progress_bar(range(10), desc="quick", unit="x", stream=stream):
+            pass
+        for _ in progress_bar(range(10), desc="hidden", unit="x", show=False, stream=stream):
+            time.sleep(0.001)
+        assert stream.getvalue() == ""
+
+
+def test_a_terminal_gets_a_bar_redrawn_in_place(monkeypatch):
+    terminal = Terminal()
+    for _ in progress_bar(range(3), desc="systems", unit="system", show=True, stream=terminal):
+        time.sleep(0.15)
+    assert "\r" in terminal.getvalue() and "3/3" in terminal.getvalue()
+
+
+def test_tqdm_disable_hides_bars_unless_one_is_asked_for(monkeypatch):
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    monkeypatch.setenv("TQDM_DELAY", "0")
+    log = io.StringIO()
+    for _ in progress_bar(range(3), desc="default", unit="x", stream=log):
+        pass
+    assert log.getvalue() == ""
+    for _ in progress_bar(range(3), desc="asked", unit="x", show=True, stream=log):
+        pass
+    assert "asked" in log.getvalue()
