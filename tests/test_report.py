@@ -471,7 +471,8 @@ def test_the_demo_report_reads_as_named_tables_marks_sentences_and_one_figure_ea
 
     html, board, summary, out = demo["html"], demo["board"], demo["summary"], demo["out"]
     assert "<title>pairmeasures audit: debates</title>" in html and "<h1>pairmeasures audit: debates</h1>" in html
-    assert re.findall(r"<h2>(.*?)</h2>", html) == ["Leaderboard", "Relevance against bias", "Bias by cut-off",
+    assert re.findall(r"<h2>(.*?)</h2>", html) == ["Leaderboard", "How good are DUO&#x27;s polarity axes",
+                                                   "Relevance against bias", "Bias by cut-off",
                                                    "DuoGreedy vs MMR", "Statistics", "Provenance"]
     leaderboard = section_of(html, "Leaderboard")
     assert re.findall(r"<caption>(.*?)</caption>", leaderboard) == [

@@ -167,7 +167,7 @@ def _leaderboard_document(results: Results, profile: "Profile", specs: dict, sta
 def _report(work: Path, results: Results, profile: "Profile", statistics: dict, images: list) -> None:
     from ..report import Section, write_report
     from . import report_tables as views
-    from .axes import report_section
+    from .axes import AXIS_COLUMN, report_section
 
     def named(prefix: str) -> list:
         return [image for image in images if image[1].name.startswith(prefix)]
@@ -183,7 +183,8 @@ def _report(work: Path, results: Results, profile: "Profile", statistics: dict, 
                 "α = 0.05); bold marks the best mean of a column in its direction (↑ higher, ↓ lower, ↕ nearest 0). "
                 "Hover over a mean for its 95% interval and p-value; every number is in the Statistics below and in "
                 f"summary.csv.\n\n{results.ties_text()}".strip(),
-                tables=views.leaderboard_tables(results.leaderboard, results.summary, results.shown,
+                tables=views.leaderboard_tables(results.leaderboard.drop(columns=[AXIS_COLUMN], errors="ignore"),
+                                                results.summary, results.shown,
                                                 results.directions, correction)),
     ]
     sections += report_section(results.axes)  # after the leaderboard: how good DUO's polarity axes are
