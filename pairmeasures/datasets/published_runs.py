@@ -65,14 +65,14 @@ def published_runs(dataset_id: str, data: Optional[str | os.PathLike] = None) ->
     return {name: location.file(f"{name}.run") for name in RUN_NAMES}
 
 
-def expand_published(systems: Sequence[str], names: Optional[Sequence[str]], dataset: str,
+def expand_published(systems: Sequence[str], names: Optional[Sequence[str]], dataset: "str | os.PathLike",
                      data: Optional[str | os.PathLike] = None) -> tuple[list, Optional[list]]:
     """``systems`` and ``names`` with ``published`` replaced by the ten published runs of ``dataset`` and a spec
     starting with ``published/NAME`` by one of them (``run:FILE``), each named as written (``published/BM25``).
     Systems that name no published run are returned as they are, without looking the runs up."""
     if not any(_mentions(spec) for spec in systems):
         return list(systems), None if names is None else list(names)
-    runs = published_runs(str(dataset).removeprefix("irds:"), data)
+    runs = published_runs(str(getattr(dataset, "name", dataset)).removeprefix("irds:"), data)  # an id, or a Corpus
     specs, named = [], []
     for index, spec in enumerate(systems):
         given = None if names is None or index >= len(names) else names[index]
