@@ -159,7 +159,7 @@ def test_qs2_audit_with_bm25_the_published_runs_and_a_re_ranker(miniature, tmp_p
 
 def test_trec_dl_2019_audit_with_graded_qrels_and_one_published_run(miniature, tmp_path):
     out = tmp_path / "dl19"
-    audit(miniature, "--dataset", DL19, "--systems", "published/BM25", "run:" + str(
+    audit(miniature, "--dataset", DL19, "--systems", "published/bm25", "run:" + str(
         miniature["mirror"] / "msmarco-gender-runs-dl19" / "tk.run"), "--names", "BM25 (paper)", "TK (paper)",
         "--out", str(out))
     board = json.loads((out / "leaderboard.json").read_text())

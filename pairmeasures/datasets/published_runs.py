@@ -5,7 +5,7 @@ the 215 bias-sensitive MS MARCO dev queries (QS2, ``msmarco_passage/``) and the 
 (``trecdl2019_passage/``): BM25, RM3, KNRM, ConvKNRM, MatchPyramid, TK, BERT-L2/L4 and AdvBERT-L2/L4. Each set is
 a :class:`Resource` pinned by commit (a mirror folder, the download cache, or a download checked by SHA-256);
 :func:`expand_published` turns ``published`` (all ten) or ``published/NAME`` (one, also as the first stage of a
-spec: ``published/BM25 >> ce(...)``) into ``run:FILE`` specs named ``published/NAME``.
+spec: ``published/BM25 >> ce(...)``; any case) into ``run:FILE`` specs named as written.
 """
 
 from __future__ import annotations
@@ -86,9 +86,10 @@ def expand_published(systems: Sequence[str], names: Optional[Sequence[str]], dat
             continue
         if text.startswith(f"{PUBLISHED}/"):
             first, sep, rest = text.partition(">>")
-            run = first.strip()[len(PUBLISHED) + 1:]
+            written = first.strip()[len(PUBLISHED) + 1:]
+            run = next((name for name in runs if name.lower() == written.lower()), written)  # published/bm25 too
             if run not in runs:
-                raise ValueError(f"system {spec!r}: no published run {run!r}; the published runs are "
+                raise ValueError(f"system {spec!r}: no published run {written!r}; the published runs are "
                                  f"{', '.join(f'{PUBLISHED}/{n}' for n in runs)}")
             specs.append(f"run:{runs[run]}" + (f" >> {rest.strip()}" if sep else ""))
             named.append(given or text)
