@@ -415,7 +415,8 @@ def msmarco_gender_sources(folder: Path) -> dict[str, bytes]:
     annotated = [f"{r['qid']},{r['text']},n" for r in tsv(folder / "qs1_queries.tsv")]
     annotated[1:1] = others
     return {"queries_gender_annotated.csv": ("\n".join(annotated) + "\n").encode(),
-            "msmarco_passage.dev.fair.tsv": "".join(f"{r['qid']}\t{r['text']}\n" for r in tsv(folder / "qs2_queries.tsv")).encode()}
+            "msmarco_passage.dev.fair.tsv": "".join(f"{r['qid']}\t{r['text']}\n" for r in tsv(folder / "qs2_queries.tsv")).encode(),
+            "trecdeep19_passage.fair.FULL_ANNOTATION.tsv": (folder / "trecdeep19_passage.fair.FULL_ANNOTATION.tsv").read_bytes()}
 
 
 def categories_sources(path: Path) -> dict[str, bytes]:
@@ -482,8 +483,8 @@ def test_downloads_convert_the_public_sources_to_the_mirror_layout(tmp_path, dat
         assert (cache / "perspectrum" / name).read_text() == (data_dir / "perspectrum" / name).read_text()
     assert (cache / "wiki-balance-categories.tsv").read_text() == (data_dir / "wiki-balance-categories.tsv").read_text()
     left = sorted(path.name for path in (cache / ".sources").iterdir())  # only the checksums of the first downloads
-    assert left == sorted(f"{resource.name}.sha256" for resource in {r for spec in catalogue.SPECS for r in spec.resources}
-                          if resource.name != "wiki-balance-natural")
+    assert left == sorted({f"{resource.name}.sha256" for spec in catalogue.SPECS for resource in spec.resources
+                           if resource.name != "wiki-balance-natural"})  # two resources share msmarco-gender/
 
 
 @pytest.mark.stand_in_network

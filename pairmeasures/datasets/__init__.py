@@ -7,6 +7,7 @@ ir_datasets is imported, and ``import pairmeasures`` alone does not import ir_da
 
     pair/wiki-balance/synthetic  pair/wiki-balance/natural  pair/perspectrum  pair/procon
     pair/grep-biasir  pair/msmarco-passage/dev/gender-qs1  pair/msmarco-passage/dev/gender-qs2
+    pair/msmarco-passage/trec-dl-2019/gender
 
 Files come from the folder given as ``data=`` to :func:`load`, else from ``$PAIRMEASURES_DATA``
 (both laid out like ``shared/data``: one subfolder per dataset), else from the download cache
@@ -124,17 +125,19 @@ def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
         available = ("no: " + "; ".join(problems) if problems else
                      "after download" if missing else "yes")
         if spec.documents_from and not problems:
-            available += f"; documents and qrels: {_msmarco_state()}"
+            available += f"; documents and qrels: {_msmarco_state(spec.documents_from)}"
         rows.append({"dataset": spec.id, "resolves from": "; ".join(places), "available": available})
     return rows
 
 
-def _msmarco_state() -> str:
-    """Whether ir_datasets already holds the MS MARCO passage collection and dev qrels."""
+def _msmarco_state(documents_from: str) -> str:
+    """Whether ir_datasets already holds the MS MARCO passage collection and the qrels of ``documents_from``
+    (``msmarco-passage/dev``: ``dev/qrels``; ``msmarco-passage/trec-dl-2019/judged``: ``trec-dl-2019/qrels``)."""
     from ._resources import ir_datasets_home
 
-    home = ir_datasets_home()
-    have = (home / "msmarco-passage" / "collection.tsv").is_file() and (home / "msmarco-passage" / "dev" / "qrels").is_file()
+    home = ir_datasets_home() / "msmarco-passage"
+    qrels = home / documents_from.split("/")[1] / "qrels"
+    have = (home / "collection.tsv").is_file() and qrels.is_file()
     return "ir_datasets msmarco-passage, here" if have else "ir_datasets msmarco-passage, downloaded on first use (1 GB)"
 
 

@@ -225,16 +225,22 @@ class _DatasetCorpus(Corpus):
     def term_list(self) -> Optional[str]:
         return self.spec.term_list if self.spec.term_list is not None else super().term_list
 
+    def _collection(self) -> str:
+        """The ir_datasets dataset that owns the documents (``msmarco-passage`` for every MS MARCO query set)."""
+        import ir_datasets
+
+        return ir_datasets.docs_parent_id(self.spec.documents_from)
+
     @property
-    def index_name(self) -> str:
-        return self.spec.id.replace("/", "-")
+    def index_name(self) -> str:  # the query sets of one collection share its indexes: built once
+        return self._collection() if self.documents_from else self.spec.id.replace("/", "-")
 
     def version(self) -> str:
         if self.documents_from:  # an ir_datasets collection: fixed by its id (ir_datasets checks its download's
             # md5) and count (read from its metadata, not by iterating 8.8M passages)
             import ir_datasets
 
-            return _digest(f"{self.documents_from}:{self._base().docs_count()}:{ir_datasets.__version__}")
+            return _digest(f"{self._collection()}:{self._base().docs_count()}:{ir_datasets.__version__}")
         from ._loaders import tables_key
 
         return _digest(tables_key(self.spec, self.data))

@@ -3,10 +3,12 @@
 Neural Ranking Models Intensify Gender Bias?", SIGIR 2020) and ``.../gender-qs2`` (the 215
 bias-sensitive queries, Rekabsaz et al., "Societal Biases in Retrieved Contents: Measurement Framework
 and Adversarial Mitigation for BERT Rankers", SIGIR 2021); passages and qrels come from ir_datasets'
-``msmarco-passage/dev``.
+``msmarco-passage/dev``. ``pair/msmarco-passage/trec-dl-2019/gender``: the 29 bias-sensitive TREC DL 2019
+passage queries of the same study, with the deep judgements of ir_datasets' ``msmarco-passage/trec-dl-2019/judged``.
 
-The conversion of the two query lists into the mirror folder ``msmarco-gender/``, the builders of
-queries from it, its resource and the two :class:`DatasetSpec`.
+The conversion of the query lists into the mirror folder ``msmarco-gender/``, the builders of queries from
+it, its resources, the three :class:`DatasetSpec` and the measures an audit of them evaluates by default
+(:func:`audit_measures`: as the papers report them).
 """
 
 from __future__ import annotations
@@ -20,14 +22,26 @@ from ._loaders import DatasetSpec, Tables
 from ._records import Query
 from ._resources import UNKNOWN, DatasetError, Location, Resource, github_file
 
+__all__ = ["DL19_ID", "FAIRNESS_RETRIEVAL_COMMIT", "GENDER_BIAS_IR_COMMIT", "MSMARCO_GENDER", "MSMARCO_GENDER_DL19",
+           "QS1_ID", "QS2_ID", "SPECS", "audit_measures", "convert_msmarco_gender", "gender_queries"]
+
+QS1_ID = "pair/msmarco-passage/dev/gender-qs1"
+QS2_ID = "pair/msmarco-passage/dev/gender-qs2"
+DL19_ID = "pair/msmarco-passage/trec-dl-2019/gender"
+#: The TREC DL 2019 annotation file, kept verbatim in the mirror (CRLF, a header, 29 queries).
+DL19_FILE = "trecdeep19_passage.fair.FULL_ANNOTATION.tsv"
+#: Its columns.
+ANNOTATION_HEADER = ("QID", "Query", "Categories", "Domains", "Subdomains", "Example/Description")
+
 #: The commits of the source repositories the files of ``shared/data`` were taken from.
 GENDER_BIAS_IR_COMMIT = "3b940f978e8db5a890899b953dba1fa3e05cc3d3"
 FAIRNESS_RETRIEVAL_COMMIT = "81693da5305d"
 
 
 def convert_msmarco_gender(sources: Path, target: Path) -> None:
-    """The two MS MARCO gender query sets: QS1, the non-gendered (``n``) queries of
-    ``queries_gender_annotated.csv`` (unquoted commas allowed in the text), and QS2."""
+    """The MS MARCO gender query sets: QS1, the non-gendered (``n``) queries of
+    ``queries_gender_annotated.csv`` (unquoted commas allowed in the text), QS2, and the TREC DL 2019
+    annotation file, copied verbatim."""
     qs1 = []
     annotated = sources / "queries_gender_annotated.csv"
     with annotated.open(encoding="utf-8") as handle:
@@ -47,6 +61,7 @@ def convert_msmarco_gender(sources: Path, target: Path) -> None:
             qs2.append((fields[0].strip(), clean_text(fields[1])))
     write_tsv(target / "qs1_queries.tsv", ("qid", "text"), qs1)
     write_tsv(target / "qs2_queries.tsv", ("qid", "text"), qs2)
+    (target / DL19_FILE).write_bytes((sources / DL19_FILE).read_bytes())  # verbatim, as in the mirror
 
 
 def gender_queries(file_name: str):
@@ -67,18 +82,65 @@ def gender_queries(file_name: str):
     return build
 
 
-MSMARCO_GENDER = Resource(
-    "msmarco-gender", ("qs1_queries.tsv", "qs2_queries.tsv"),
-    (github_file("navid-rekabsaz/GenderBias_IR", GENDER_BIAS_IR_COMMIT, "resources/queries_gender_annotated.csv", UNKNOWN),
-     github_file("CPJKU/FairnessRetrievalResults", FAIRNESS_RETRIEVAL_COMMIT, "dataset/msmarco_passage.dev.fair.tsv",
-                 UNKNOWN)),
-    convert_msmarco_gender, "navid-rekabsaz/GenderBias_IR and CPJKU/FairnessRetrievalResults on GitHub",
-    converted_sha256=(("qs1_queries.tsv", "444406dbdf3baaea7441e40aa54eca9029d9517a29eb90828b79989941ba826a"),
-                      ("qs2_queries.tsv", "10f72c543204a400edc95976afe24ad9c3c7d1467da7baf459398ee76369635a")))
+def annotated_queries(locations: Sequence[Location]) -> Tables:
+    """The queries (``QID``, ``Query``) of the TREC DL 2019 annotation file of the ``msmarco-gender`` folder."""
+    (folder,) = locations
+    path = folder.file(DL19_FILE)
+    first_line: dict[str, int] = {}
+    queries = []
+    for line, fields in iter_tsv(path, ANNOTATION_HEADER):
+        query_id, text = fields[0].strip(), clean_text(fields[1])
+        if not query_id.isdigit() or not text:
+            raise DataFileError(path, line, f"expected a numeric query id and a query text, got {fields[:2]!r}")
+        if query_id in first_line:
+            raise DataFileError(path, line, f"query {query_id!r} already appears on line {first_line[query_id]}")
+        first_line[query_id] = line
+        queries.append(Query(query_id, text))
+    return Tables(queries=tuple(queries))
+
+
+_REMOTE = (github_file("navid-rekabsaz/GenderBias_IR", GENDER_BIAS_IR_COMMIT, "resources/queries_gender_annotated.csv",
+                       UNKNOWN),
+           github_file("CPJKU/FairnessRetrievalResults", FAIRNESS_RETRIEVAL_COMMIT, "dataset/msmarco_passage.dev.fair.tsv",
+                       UNKNOWN),
+           github_file("CPJKU/FairnessRetrievalResults", FAIRNESS_RETRIEVAL_COMMIT, f"dataset/{DL19_FILE}",
+                       "99182715a7d6875e2c843c694dfb46cac69ca627c31710d6143a75b5fb9fe81a"))
+_SOURCE = "navid-rekabsaz/GenderBias_IR and CPJKU/FairnessRetrievalResults on GitHub"
+_CONVERTED = (("qs1_queries.tsv", "444406dbdf3baaea7441e40aa54eca9029d9517a29eb90828b79989941ba826a"),
+              ("qs2_queries.tsv", "10f72c543204a400edc95976afe24ad9c3c7d1467da7baf459398ee76369635a"),
+              (DL19_FILE, "99182715a7d6875e2c843c694dfb46cac69ca627c31710d6143a75b5fb9fe81a"))
+
+#: The folder of the QS1 and QS2 query lists (a download also brings the TREC DL 2019 file: one folder, one download).
+MSMARCO_GENDER = Resource("msmarco-gender", ("qs1_queries.tsv", "qs2_queries.tsv"), _REMOTE, convert_msmarco_gender,
+                          _SOURCE, optional=(DL19_FILE,), converted_sha256=_CONVERTED)
+#: The same folder, as the TREC DL 2019 set needs it (a folder downloaded before this set existed lacks the file).
+MSMARCO_GENDER_DL19 = Resource("msmarco-gender", (DL19_FILE,), _REMOTE, convert_msmarco_gender, _SOURCE,
+                               converted_sha256=_CONVERTED)
 
 SPECS = (
-    DatasetSpec("pair/msmarco-passage/dev/gender-qs1", (MSMARCO_GENDER,), gender_queries("qs1_queries.tsv"),
+    DatasetSpec(QS1_ID, (MSMARCO_GENDER,), gender_queries("qs1_queries.tsv"),
                 None, None, {}, documents_from="msmarco-passage/dev", term_list="gender"),
-    DatasetSpec("pair/msmarco-passage/dev/gender-qs2", (MSMARCO_GENDER,), gender_queries("qs2_queries.tsv"),
+    DatasetSpec(QS2_ID, (MSMARCO_GENDER,), gender_queries("qs2_queries.tsv"),
                 None, None, {}, documents_from="msmarco-passage/dev", term_list="gender"),
+    DatasetSpec(DL19_ID, (MSMARCO_GENDER_DL19,), annotated_queries,
+                None, None, {}, documents_from="msmarco-passage/trec-dl-2019/judged", term_list="gender"),
 )
+
+#: NFaiRR as the reference code computes it (the representative word list, whitespace tokens, a term counted for
+#: each group it is listed for), over the whole collection as background, as the TExFAIR paper evaluates it.
+NFAIRR = ("NFaiRR(background='collection',text='irds:msmarco-passage',terms='gender-representative',"
+          "tokenizer='whitespace',overlap='each')@10")
+#: TExFAIR over the same word list and tokens (the TExFAIR paper adopts the NFaiRR paper's terms).
+TEXFAIR = "TExFAIR(terms='gender-representative',tokenizer='whitespace',overlap='each')@10"
+
+
+def audit_measures(dataset_id: str) -> list:
+    """The measures an audit of one of these sets evaluates by default (none for another dataset): MRR@10 and
+    nDCG@10 (on TREC DL 2019, whose judgements are graded 0-3, MRR counts grade 2 and above as relevant, as TREC DL
+    does), NFaiRR@10 over the collection, TExFAIR@10, and RaB/ARaB@10 with the gender-specific word list (the RaB
+    reference's). No Duo: it needs a polarity model, which a user names by asking for it (``--measures``)."""
+    if dataset_id not in (QS1_ID, QS2_ID, DL19_ID):
+        return []
+    rr = "RR(rel=2)@10" if dataset_id == DL19_ID else "RR@10"
+    rab = "terms='gender-specific',tokenizer='whitespace'"
+    return [rr, "nDCG@10", NFAIRR, TEXFAIR, f"RaB({rab})@10", f"ARaB({rab})@10"]

@@ -148,10 +148,6 @@ def load_profile(dataset: "str | os.PathLike | Corpus", data: Optional[str | os.
     from ..sideinfo.beir import check_text_field
 
     corpus = open_corpus(dataset, data)
-    if corpus.documents_from:
-        raise ValueError(f"--dataset {corpus.name}: its documents are ir_datasets' {corpus.documents_from}, which the "
-                         "audit does not index; write the queries, qrels and the passages you need as a BEIR-layout "
-                         "folder")
     records = corpus.query_records()
     qrels = corpus.qrels()
     return Profile(corpus=corpus, text=check_text_field(text or corpus.default_text),

@@ -19,8 +19,10 @@ __all__ = ["OVERLAPS", "BUILTIN_TERM_LISTS", "Lexicon", "parse_targets"]
 
 OVERLAPS = ("error", "each", "first")
 
-#: Built-in term lists, by name (see docs/term-measures.md for how the gender list was written).
-BUILTIN_TERM_LISTS = {"gender": "gender_terms.tsv"}
+#: Built-in term lists, by name (see docs/term-measures.md for how the gender list was written; the other two are the
+#: word lists of the NFaiRR and RaB reference code, as the MS MARCO gender audits read them).
+BUILTIN_TERM_LISTS = {"gender": "gender_terms.tsv", "gender-representative": "gender_representative.tsv",
+                      "gender-specific": "gender_specific.tsv"}
 
 
 @dataclass(frozen=True)

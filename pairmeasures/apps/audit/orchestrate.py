@@ -60,6 +60,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     started = time.perf_counter()
     from ...analysis.manifest import Manifest
     from ...datasets.profile import load_profile, only_queries, polarity_model
+    from ...datasets.published_runs import expand_published
     from ...pipelines.specs import SystemContext
     from ...sideinfo.embed import Embedder
     from ...sideinfo.memo import CACHE_ENV, value_key, writable_folder
@@ -73,6 +74,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     out = Path(out).expanduser()
     with outputs.claim_out(out, force) as claim:  # --out locked and checked, before any work, until it is written
         writable_folder(cache_folder(), CACHE_ENV)  # the runs and evaluations are kept there: stop now if they cannot be
+        systems, names = expand_published(systems, names, dataset, data)  # the NFaiRR paper's runs, as run: systems
         plan = plan_systems(systems, names, baseline, resamples, tradeoff, lambdas)
         with manifest.step("dataset"):
             profile = load_profile(dataset, data, text)

@@ -112,7 +112,13 @@ def check_run_files(plan: Plan, profile: "Profile", dataset_queries) -> None:
 def default_measures(profile: "Profile") -> list[str]:
     """nDCG@1, nDCG@10, R@100 and Duo@10; rND/rKL/rRD@10 and the group-exposure EXP/NDKL/ARP@10 with gold labels;
     TExFAIR/NFaiRR/RaB@10 with a term list. EXPU is left out: the audit considers the labelled documents, which on
-    these benchmarks are exactly the relevant ones, so EXPU would repeat EXP."""
+    these benchmarks are exactly the relevant ones, so EXPU would repeat EXP. The MS MARCO gender sets take the
+    measures their papers report (:func:`~pairmeasures.datasets.msmarco_gender.audit_measures`)."""
+    from ...datasets.msmarco_gender import audit_measures
+
+    papers = audit_measures(profile.source)
+    if papers:
+        return papers
     measures = ["nDCG@1", "nDCG@10", "R@100", "Duo@10"]
     if profile.labels is not None:
         measures += ["rND@10", "rKL@10", "rRD@10", "EXP@10", "NDKL@10", "ARP@10"]

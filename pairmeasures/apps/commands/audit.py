@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "embedded demo corpus)")
     parser.add_argument("--data", default=None, metavar="DIR", help="mirror folder of dataset ids (default: $PAIRMEASURES_DATA)")
     parser.add_argument("--systems", nargs="+", default=None, metavar="SPEC",
-                        help=f"system specs, also the leaderboard's names (default: {' '.join(DEFAULT_SYSTEMS)})")
+                        help=f"system specs, also the leaderboard's names (default: {' '.join(DEFAULT_SYSTEMS)}); on the "
+                             "MS MARCO gender sets QS2 and TREC DL 2019, 'published' adds the NFaiRR paper's ten runs "
+                             "and 'published/NAME' one of them (docs/msmarco.md)")
     parser.add_argument("--names", nargs="+", default=None, metavar="NAME", help="names for the systems, one per spec")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder to write (must not exist, or an earlier audit with --force)")
     parser.add_argument("--force", action="store_true", help="replace --out when it holds an earlier audit")
