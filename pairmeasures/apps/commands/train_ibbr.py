@@ -17,6 +17,9 @@ DESCRIPTION = ("Fine-tune a sentence-transformers bi-encoder (default: the offli
                "(e.g. msmarco-passage/train/triples-small). Each pair's group is IBBR's d(p) of its positive passage. "
                "Writes a sentence-transformers folder OUT with training.json, which 'pairmeasures audit --model OUT' "
                "and pm.Embedder(model=OUT) load.")
+#: The extra this command needs, and the modules it imports whatever its options (checked before any work).
+EXTRA = "train"
+NEEDS = ("torch", "sentence_transformers", "datasets", "accelerate")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

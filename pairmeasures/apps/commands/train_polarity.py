@@ -21,6 +21,9 @@ DESCRIPTION = ("Fine-tune a sentence-transformers model (default: the offline al
                "validate-polarity table of the base and the trained model on the held-out queries, with paired "
                "bootstrap intervals; 'pairmeasures validate-polarity --model MODEL', 'pairmeasures audit --model "
                "MODEL' and pm.Embedder(model=MODEL) load it.")
+#: The extra this command needs, and the modules it imports whatever its options (checked before any work).
+EXTRA = "train"
+NEEDS = ("torch", "sentence_transformers", "datasets", "accelerate")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

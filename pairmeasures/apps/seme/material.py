@@ -30,6 +30,8 @@ __all__ = ["CONDITIONS", "FORMAT", "VERSION", "DEFAULT_SYSTEM", "build_material"
            "claim_out", "material_text"]
 
 HELP = "write study material: per query, orderings of maximal and minimal signed bias, with mu+_DUO"
+#: The extra this command needs (a module of it missing is named with ``pip install 'pairmeasures[audit]'``).
+EXTRA = "audit"
 #: The ``format`` field that marks a material file (``--force`` replaces only such files).
 FORMAT = "pairmeasures-seme-material"
 #: Version of the material format.
