@@ -17,6 +17,7 @@ import resource
 import statistics
 import subprocess
 import sys
+from typing import Optional
 
 from _common import save
 
@@ -34,10 +35,10 @@ COMMANDS = {
 }
 
 
-def cpu_seconds(command: list) -> tuple[float, subprocess.CompletedProcess]:
+def cpu_seconds(command: list, env: Optional[dict] = None) -> tuple[float, subprocess.CompletedProcess]:
     """The child's CPU seconds (user + system) and its result."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done
 

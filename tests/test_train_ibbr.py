@@ -80,6 +80,23 @@ def test_triples_mine_bm25_negatives_and_label_groups_by_prf(folder, tmp_path):
     assert passage_groups(["He came."], variant="tc").tolist() == [1]
 
 
+def test_a_query_without_enough_negatives_is_skipped_with_a_count(folder, tmp_path):
+    """As on Grep-BiasIR without its held-out file: BM25 finds nothing but the query's relevant passage for q8."""
+    data = shutil.copytree(folder, tmp_path / "data")
+    with (data / "corpus.jsonl").open("a") as corpus:
+        corpus.write(json.dumps({"_id": "zx", "title": "", "text": "Zebra xylophone quartets."}) + "\n")
+    with (data / "queries.jsonl").open("a") as queries:
+        queries.write(json.dumps({"_id": "q8", "text": "zebra xylophone"}) + "\n")
+    with (data / "qrels" / "test.tsv").open("a") as qrels:
+        qrels.write("q8\tzx\t1\n")
+    done = train(data, tmp_path / "model", "--max-steps", "1")
+    assert "trained 1 steps on 8 data pairs of 8 queries (1 more skipped: fewer than --negatives 2 BM25 candidates " \
+           "(of the top 100) not judged relevant)" in done.stdout
+    assert "pairmeasures train-ibbr: InputWarning: 1 of 9 queries skipped: fewer than --negatives 2" in done.stderr
+    skipped = json.loads((tmp_path / "model" / "training.json").read_text())["data"]["skipped_queries"]
+    assert skipped["count"] == 1 and skipped["ids"] == ["q8"]
+
+
 def test_triples_from_an_ir_datasets_id_with_docpairs(tmp_path):
     """An ir_datasets id with docpairs (MS MARCO's triples where a user has them): a small dataset registered here
     from local TSV files, read through ir_datasets' own docpairs, queries and docs store."""

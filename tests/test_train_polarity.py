@@ -234,6 +234,49 @@ def test_train_polarity_writes_a_model_the_embedder_loads_with_training_record_a
     assert vectors.shape == (2, 384) and np.isfinite(vectors).all()
 
 
+def test_max_steps_checkpoints_resume_and_interrupt_leave_nothing_hidden(tmp_path):
+    """--max-steps stops early; the trainer works in MODEL.checkpoints/, so --resume continues from a checkpoint and
+    Ctrl-C leaves the checkpoints where a user sees them, and no hidden partial model."""
+    import hashlib
+    import shutil
+    import signal
+    import time
+
+    folder = claims_folder(tmp_path / "claims")
+    out = tmp_path / "model"
+    common = ("--batch-texts", "8", "--bootstrap", "50", "--no-progress")
+    pairmeasures("train-polarity", str(folder), "--out", str(out), "--max-steps", "2", "--checkpoint-every", "1",
+                 *common)
+    record = json.loads((out / "training.json").read_text())
+    assert record["training"]["steps"] == 2 and record["recipe"]["max_steps"] == 2
+    assert sorted(p.name for p in (tmp_path / "model.checkpoints").iterdir()) == ["checkpoint-1", "checkpoint-2"]
+    weights = hashlib.sha256((out / "model.safetensors").read_bytes()).hexdigest()
+
+    shutil.rmtree(tmp_path / "model.checkpoints" / "checkpoint-2")
+    pairmeasures("train-polarity", str(folder), "--out", str(out), "--max-steps", "2", "--resume", "--force", *common)
+    resumed = json.loads((out / "training.json").read_text())
+    assert resumed["training"]["steps"] == 2 and resumed["recipe"]["resumed_from"].endswith("checkpoint-1")
+    assert hashlib.sha256((out / "model.safetensors").read_bytes()).hexdigest() == weights
+
+    other = tmp_path / "other"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "2", "TOKENIZERS_PARALLELISM": "false"}
+    running = subprocess.Popen([sys.executable, "-m", "pairmeasures", "train-polarity", str(folder), "--out",
+                                str(other), "--epochs", "1000", "--checkpoint-every", "1", *common],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 300
+    while not (tmp_path / "other.checkpoints" / "checkpoint-1").is_dir() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1)
+    running.send_signal(signal.SIGINT)
+    _, stderr = running.communicate(timeout=120)
+    assert running.returncode == 130, stderr[-2000:]
+    assert stderr.splitlines()[-1].startswith(f"pairmeasures train-polarity: interrupted: the training state is kept "
+                                              f"in {tmp_path / 'other.checkpoints'}/checkpoint-")
+    assert stderr.splitlines()[-1].endswith(": the same command with --resume continues from it")
+    assert not other.exists() and not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
 def test_long_documents_join_training_as_chunks_of_their_own_claims(tmp_path):
     """--long-documents DIR: chunks of DIR's labelled documents (3 sentences) join training under their own claims,
     and the training length becomes 128 unless --max-length says otherwise."""

@@ -18,11 +18,14 @@ takes the sign of the Eq. 1 gender magnitude of its text, computed by the ``PRF`
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Collection, Optional, Sequence
 
 import numpy as np
+
+from ..sideinfo import InputWarning
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -106,9 +109,9 @@ def beir_triples(folder: str | os.PathLike, *, negatives: int = 4, candidates: i
     pair; its negatives are the top ``negatives`` of the query's BM25 ranking (depth ``candidates``) that are not
     judged relevant to it, in rank order. ``negatives_run`` (a TREC or TSV run file) mines them from that run's
     ranking instead (any retriever's; its top ``candidates`` by score, ties by document id descending as in
-    trec_eval). A query whose judged
-    passages are all non-relevant, or with fewer than K such candidates, is an error naming it; ``held_out`` query
-    ids are left out first.
+    trec_eval). A query whose judged passages are all non-relevant is an error naming it; a query with fewer than K
+    such candidates is skipped, with a warning (:class:`~pairmeasures.sideinfo.InputWarning`) and its id in
+    ``source["skipped_queries"]`` (an error when every query is); ``held_out`` query ids are left out first.
     """
     import pandas as pd
 
@@ -150,12 +153,18 @@ def beir_triples(folder: str | os.PathLike, *, negatives: int = 4, candidates: i
             mined[qid].append(docno)
     short = [(q, len(mined[q])) for q in query_ids if len(mined[q]) < negatives]
     retriever = "BM25" if negatives_run is None else f"{negatives_run}'s"
-    if short:
+    reason = f"fewer than --negatives {negatives} {retriever} candidates (of the top {candidates}) not judged relevant"
+    if len(short) == len(query_ids):
         query, found = short[0]
         raise ValueError(f"query {query!r} has {found} {retriever} candidates (of the top {candidates}) that are not "
                          f"relevant, fewer than --negatives {negatives}"
-                         + (f" (and {len(short) - 1} more queries)" if len(short) > 1 else "")
+                         + (f" (and {len(short) - 1} more queries: all of them)" if len(short) > 1 else "")
                          + ": lower --negatives or retrieve more passages")
+    skipped = [q for q, _ in short]
+    if skipped:  # e.g. Grep-BiasIR: BM25 finds only the query's own relevant passages
+        warnings.warn(f"{len(skipped)} of {len(query_ids)} queries skipped: {reason} (e.g. {skipped[0]!r}); "
+                      "training.json lists them", InputWarning, stacklevel=2)
+        relevant = relevant[~relevant["query_id"].isin(set(skipped))]
     gold = {}
     if labels == "group":
         if data.labels is None:
@@ -179,7 +188,8 @@ def beir_triples(folder: str | os.PathLike, *, negatives: int = 4, candidates: i
                 "negatives_from": (f"PISA BM25 top {candidates}, not judged relevant" if negatives_run is None else
                                    f"run file {Path(negatives_run).expanduser().resolve()}, top {candidates}, not "
                                    "judged relevant"), "labels": labels,
-                "variant": variant if labels == "terms" else None})
+                "variant": variant if labels == "terms" else None,
+                "skipped_queries": {"count": len(skipped), "reason": reason, "ids": skipped}})
 
 
 def _candidate_ranking(root: Path, query_ids: Sequence[str], data, candidates: int, text: str,

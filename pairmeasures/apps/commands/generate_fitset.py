@@ -15,6 +15,9 @@ DESCRIPTION = ("For each query, ask an OpenAI-compatible endpoint (OpenAI, vLLM,
                "(generations.sqlite in the pairmeasures cache folder): a re-run costs no request; an interrupted "
                "run continues where it stopped (OUT.parts/). Exit status 1 when some queries' replies could not be "
                "parsed (they are left out and listed in the manifest), 2 on bad input or a refusing endpoint.")
+#: The extra this command needs, and the modules it imports whatever its options (checked before any work).
+EXTRA = "llm"
+NEEDS = ("openai",)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

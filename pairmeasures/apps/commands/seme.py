@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         step = steps.add_parser(name, help=module.HELP, description=module.DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(step)
+        step.set_defaults(extra=getattr(module, "EXTRA", None), needs=getattr(module, "NEEDS", ()))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,6 +17,9 @@ DESCRIPTION = ("Fine-tune a sentence-transformers bi-encoder (default: the offli
                "(e.g. msmarco-passage/train/triples-small). Each pair's group is IBBR's d(p) of its positive passage. "
                "Writes a sentence-transformers folder OUT with training.json, which 'pairmeasures audit --model OUT' "
                "and pm.Embedder(model=OUT) load.")
+#: The extra this command needs, and the modules it imports whatever its options (checked before any work).
+EXTRA = "train"
+NEEDS = ("torch", "sentence_transformers", "datasets", "accelerate")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -77,10 +80,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ...sideinfo import InputWarning
     from ...train.ibbr_training import train_ibbr
     from ..console import warnings_shown
 
-    with warnings_shown("train-ibbr", ("ignore", Warning)):  # the dependencies' deprecations are not the user's business
+    # the dependencies' deprecations are not the user's business; what the data lacks is
+    with warnings_shown("train-ibbr", ("ignore", Warning), ("always", InputWarning)):
         record = train_ibbr(args.data, args.out, base=args.base, fairness=args.fairness, lambda_=args.lambda_,
                             negatives=args.negatives, batch_size=args.batch_size, epochs=args.epochs,
                             max_steps=args.max_steps, lr=args.lr, warmup_ratio=args.warmup_ratio,
@@ -93,7 +98,11 @@ def run(args: argparse.Namespace) -> int:
                             command=["pairmeasures", *sys.argv[1:]])
     data, losses = record["data"], record["losses"]
     groups = ", ".join(f"{n} {g}" for g, n in data["groups"].items())
-    print(f"trained {losses['steps']} steps on {data['pairs']} data pairs ({groups}) with K = {data['negatives']}; "
+    skipped = data.get("skipped_queries", {}).get("count")
+    skipped_text = f" of {data['queries']} queries ({skipped} more skipped: {data['skipped_queries']['reason']})" \
+        if skipped else ""
+    print(f"trained {losses['steps']} steps on {data['pairs']} data pairs{skipped_text} ({groups}) with K = "
+          f"{data['negatives']}; "
           f"fairness {record['recipe']['fairness']}, final lambda {losses['final_lambda']:.4g}; "
           f"{losses['degenerate_batches']} of {losses['batches']} batches without both groups; "
           f"mean loss {losses['training_loss']:.4f}; {record['seconds']} s\nmodel: {args.out}")

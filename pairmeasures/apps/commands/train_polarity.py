@@ -21,6 +21,9 @@ DESCRIPTION = ("Fine-tune a sentence-transformers model (default: the offline al
                "validate-polarity table of the base and the trained model on the held-out queries, with paired "
                "bootstrap intervals; 'pairmeasures validate-polarity --model MODEL', 'pairmeasures audit --model "
                "MODEL' and pm.Embedder(model=MODEL) load it.")
+#: The extra this command needs, and the modules it imports whatever its options (checked before any work).
+EXTRA = "train"
+NEEDS = ("torch", "sentence_transformers", "datasets", "accelerate")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--evaluate-text", nargs="+", choices=TEXT_FIELDS, default=["text"], metavar="FIELD",
                         help=f"document field(s) of the --evaluate folders, each evaluated ({', '.join(TEXT_FIELDS)}; "
                              "default: text)")
-    parser.add_argument("--epochs", type=float, default=2, metavar="E", help="passes over the training claims (default 2)")
+    length = parser.add_mutually_exclusive_group()
+    length.add_argument("--epochs", type=float, default=2, metavar="E", help="passes over the training claims (default 2)")
+    length.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimiser steps instead")
     parser.add_argument("--batch-texts", type=int, default=64, metavar="N",
                         help="at least N texts a batch, whole claims only (default 64)")
     parser.add_argument("--learning-rate", type=float, default=5e-5, metavar="LR", help="AdamW learning rate (default 5e-5)")
@@ -73,7 +78,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the split, batch order, dropout and bootstrap (default 0)")
     parser.add_argument("--bootstrap", type=int, default=10_000, metavar="N",
                         help="bootstrap resamples of the before/after intervals (default 10000)")
-    parser.add_argument("--force", action="store_true", help="replace an earlier train-polarity MODEL")
+    parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
+                        help="save a checkpoint every N steps into MODEL.checkpoints/ (default: none)")
+    parser.add_argument("--keep-checkpoints", type=int, default=2, metavar="N",
+                        help="keep the N latest checkpoints (each holds the model and optimizer state; default 2)")
+    parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in MODEL.checkpoints/")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an earlier train-polarity MODEL, and discard old checkpoints when not resuming")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                         help="show progress bars (default: on)")
 
@@ -98,7 +109,9 @@ def run(args: argparse.Namespace) -> int:
             epochs=args.epochs, batch_texts=args.batch_texts, learning_rate=args.learning_rate,
             warmup_ratio=args.warmup_ratio, margin=args.margin, max_length=max_length, extra_examples=extra,
             freeze_word_embeddings=not args.train_word_embeddings, seed=args.seed, resamples=args.bootstrap,
-            force=args.force, progress=args.progress, command=["pairmeasures", *sys.argv[1:]])
+            force=args.force, max_steps=args.max_steps, checkpoint_every=args.checkpoint_every,
+            keep_checkpoints=args.keep_checkpoints, resume=args.resume, progress=args.progress,
+            command=["pairmeasures", *sys.argv[1:]])
     data = record["data"]
     excluded = "; ".join(f"{folder}: {counts['(claim, text) pairs removed in all']} (claim, text) pairs removed "
                          f"({counts['claims whose text is a query there']} claims, "

@@ -14,6 +14,8 @@ DESCRIPTION = ("Fit one PCA axis per query on its labelled documents (a BEIR-lay
                "and report the polarization accuracy against the gold perspectives: 'accuracy' as the PAIR "
                "reference code computes it (better sign per perspective) and 'consistent_accuracy' (one sign "
                "per query, which a degenerate axis cannot game), averaged over documents.")
+#: The extra this command needs (a module of it missing is named with ``pip install 'pairmeasures[embed]'``).
+EXTRA = "embed"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -21,6 +21,8 @@ DESCRIPTION = (
     "what `pairmeasures seme export` writes (columns participant, prior, posterior, mu_duo, clicks, ...);\n"
     "participants without a posterior opinion are dropped and counted.\n\n"
     "example:\n  pairmeasures seme analyze responses.csv --plot shift.png --cluster")
+#: The extra this command needs (a module of it missing is named with ``pip install 'pairmeasures[seme]'``).
+EXTRA = "seme"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -30,6 +30,8 @@ __all__ = ["CONDITIONS", "FORMAT", "VERSION", "DEFAULT_SYSTEM", "build_material"
            "claim_out", "material_text"]
 
 HELP = "write study material: per query, orderings of maximal and minimal signed bias, with mu+_DUO"
+#: The extra this command needs (a module of it missing is named with ``pip install 'pairmeasures[audit]'``).
+EXTRA = "audit"
 #: The ``format`` field that marks a material file (``--force`` replaces only such files).
 FORMAT = "pairmeasures-seme-material"
 #: Version of the material format.
@@ -256,11 +258,12 @@ def _signed_extremes(scored: "pd.DataFrame") -> dict:
 
 def _measured(frame: "pd.DataFrame", qrels: "pd.DataFrame", k: int) -> dict:
     """``{qid: (mu_duo, duo)}`` of each query's ordering in ``frame`` (rows in shown order): ``Duo(signed=True)@k``
-    and ``Duo@k`` through ir_measures; a query with nothing to measure (all polarities equal) gets NaN."""
+    and ``Duo@k`` through ir_measures, against the qrels of ``frame``'s queries alone; a query with nothing to measure
+    (all polarities equal) gets NaN, without a warning: :func:`build_material` leaves it out and says so once."""
     import ir_measures
     import numpy as np
 
-    from ...measures import Duo
+    from ...measures import DegenerateQueryWarning, Duo
 
     lengths = frame.groupby("qid", sort=False)["qid"].transform("size").to_numpy()
     position = frame.groupby("qid", sort=False).cumcount().to_numpy()
@@ -268,8 +271,11 @@ def _measured(frame: "pd.DataFrame", qrels: "pd.DataFrame", k: int) -> dict:
                                                                                       "docno": "doc_id"})
     signed, plain = Duo(signed=True, degenerate="exclude") @ k, Duo(degenerate="exclude") @ k
     values: dict = {}
-    for metric in ir_measures.iter_calc([signed, plain], qrels, run[["query_id", "doc_id", "score", "polarity"]]):
-        values.setdefault(str(metric.query_id), {})[metric.measure] = float(metric.value)
+    qrels = qrels[qrels["query_id"].isin(set(run["query_id"]))]  # the other queries are not in the study
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateQueryWarning)
+        for metric in ir_measures.iter_calc([signed, plain], qrels, run[["query_id", "doc_id", "score", "polarity"]]):
+            values.setdefault(str(metric.query_id), {})[metric.measure] = float(metric.value)
     return {q: (v.get(signed, float("nan")), v.get(plain, float("nan"))) for q, v in values.items()}
 
 

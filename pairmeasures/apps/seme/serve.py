@@ -29,6 +29,9 @@ DESCRIPTION = (
     "(query, condition) cell, balanced and shuffled by --seed. Responses are committed to the SQLite --db "
     "before they are acknowledged; export them with 'pairmeasures seme export'. Listens on 127.0.0.1 unless "
     "--host says otherwise.")
+#: The extra this command needs, and the modules it imports whatever its options (checked before any work).
+EXTRA = "seme"
+NEEDS = ("flask", "waitress")
 
 MATERIAL_FORMAT = "pairmeasures-seme-material"
 MATERIAL_VERSION = 1
