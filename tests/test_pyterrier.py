@@ -113,9 +113,9 @@ def test_a_resource_of_the_wrong_kind_fails_before_the_pipeline_runs(toy, tmp_pa
     assert pipeline.calls == 0
 
 
-def test_experiment_excludes_degenerate_queries_and_counts_the_measured_ones():
-    import functools
-
+def test_experiment_leaves_degenerate_queries_out_and_counts_the_measured_ones():
+    """A query a measure leaves out has no row with perquery=True (no NaN), is out of the mean, the +/- counts and
+    the baseline test (over the queries both systems measured), whatever else is measured alongside."""
     from scipy import stats
 
     topics = pd.DataFrame({"qid": ["q1", "q2", "q3", "q4"], "query": ["a", "b", "c", "d"]})
@@ -131,25 +131,34 @@ def test_experiment_excludes_degenerate_queries_and_counts_the_measured_ones():
     # q4 has one judged document: nothing to measure in either system.
     first = run({"q1": "abc", "q2": "def", "q3": "ghi", "q4": "j"})
     second = run({"q1": "cab", "q2": "fde", "q3": "igh", "q4": "j"})
-    duo_excluded = pm.Duo(rel=1, degenerate="exclude") @ 5
-    measured = pm.Measured(of=duo_excluded)
-    metrics = [duo_excluded, measured, pm.Duo(rel=1) @ 5]
-    table = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
-                       perquery=True)
-    values = table.pivot_table(index=["name", "qid"], columns="measure", values="value", dropna=False)
-    assert values[str(duo_excluded)].isna().sum() == 2  # q4 in both systems
-    assert values.loc[("first", "q4"), str(measured)] == 0
-    means = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
-                       baseline=0).set_index("name")
-    measured_first = values.loc["first", str(duo_excluded)].dropna()
-    assert means.loc["first", str(duo_excluded)] == pytest.approx(measured_first.mean())
-    assert means.loc["first", str(duo_excluded)] != pytest.approx(means.loc["first", "Duo(rel=1)@5"])
+    duo5 = pm.Duo(rel=1) @ 5
+    measured = pm.Measured(of=duo5)
+    defaulted = pm.Duo(rel=1, degenerate="default") @ 5
+    metrics = [duo5, measured, defaulted, nDCG @ 5]
+    names = ["first", "second"]
+    for only_ours in (False, True):
+        table = experiment([first, second], topics, qrels, eval_metrics=metrics[:3] if only_ours else metrics,
+                           names=names, perquery=True)
+        assert not table["value"].isna().any()  # no NaN, as from any ir_measures measure
+        assert sorted(table[table.measure == str(duo5)].qid.unique()) == ["q1", "q2", "q3"]  # q4 left out
+    values = table.pivot_table(index=["name", "qid"], columns="measure", values="value")
+    assert values.loc[("first", "q4"), str(measured)] == 0 and values.loc[("first", "q4"), str(defaulted)] == 0.5
+    means = experiment([first, second], topics, qrels, eval_metrics=metrics, names=names, baseline=0).set_index("name")
+    mine = values.loc["first", str(duo5)].dropna()
+    assert means.loc["first", str(duo5)] == pytest.approx(mine.mean())
+    assert means.loc["first", str(duo5)] != pytest.approx(means.loc["first", str(defaulted)])
     assert means.loc["first", str(measured)] == 3
-    assert np.isnan(means.loc["second", f"{duo_excluded} p-value"])  # scipy's default: NaN in, NaN out
-    omit = functools.partial(stats.ttest_rel, nan_policy="omit")
-    tested = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
-                        baseline=0, test=omit).set_index("name")
-    assert np.isfinite(tested.loc["second", f"{duo_excluded} p-value"])
+    theirs = values.loc["second", str(duo5)].dropna()
+    expected = stats.ttest_rel(theirs.to_numpy(), mine.to_numpy())[1]
+    assert means.loc["second", f"{duo5} p-value"] == pytest.approx(expected)  # over the queries both measured
+    assert means.loc["second", f"{duo5} +"] + means.loc["second", f"{duo5} -"] <= 3
+    assert np.isfinite(means.loc["second", "nDCG@5 p-value"]) or means.loc["second", "nDCG@5"] == means.loc["first", "nDCG@5"]
+    both = experiment([first, second], topics, qrels, eval_metrics=metrics, names=names, perquery="both")
+    assert not both[1]["value"].isna().any()  # the means took nothing away or added NaN to the per-query results
+    assert both[0].set_index("name").loc["first", str(duo5)] == pytest.approx(mine.mean())
+    batched = experiment([first, second], topics, qrels, eval_metrics=metrics, names=names, batch_size=1,
+                         baseline=0).set_index("name")
+    pd.testing.assert_frame_equal(batched[sorted(batched.columns)], means[sorted(means.columns)])
 
 
 def test_a_protected_group_no_document_has_is_an_error_but_a_batch_may_lack_it(toy):
@@ -166,7 +175,7 @@ def test_a_protected_group_no_document_has_is_an_error_but_a_batch_may_lack_it(t
     assert {warning.filename for warning in record} == {__file__}  # the warning names this call
     whole = experiment([system], toy.topics, toy.qrels, eval_metrics=[pm.rKL(protected="pro") @ 5],
                        perquery=True).set_index("qid")["value"]
-    assert per_query["q1"] == 0.0 and per_query.to_dict() == whole.to_dict()
+    assert "q1" not in per_query.index and per_query.to_dict() == whole.to_dict()  # q1 left out, in both
 
 
 def wiki_balance_natural_mirror(folder, data_dir):
