@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -153,12 +156,53 @@ def test_experiment_leaves_degenerate_queries_out_and_counts_the_measured_ones()
     assert means.loc["second", f"{duo5} p-value"] == pytest.approx(expected)  # over the queries both measured
     assert means.loc["second", f"{duo5} +"] + means.loc["second", f"{duo5} -"] <= 3
     assert np.isfinite(means.loc["second", "nDCG@5 p-value"]) or means.loc["second", "nDCG@5"] == means.loc["first", "nDCG@5"]
+    raw = experiment([first, second], topics, qrels, eval_metrics=metrics, names=names, perquery=True, dataframe=False)
+    assert str(duo5) not in raw[0]["q4"] and raw[0]["q4"][str(measured)] == 0
+    assert not any(np.isnan(v) for rows in raw.values() for row in rows.values() for v in row.values())
     both = experiment([first, second], topics, qrels, eval_metrics=metrics, names=names, perquery="both")
     assert not both[1]["value"].isna().any()  # the means took nothing away or added NaN to the per-query results
     assert both[0].set_index("name").loc["first", str(duo5)] == pytest.approx(mine.mean())
     batched = experiment([first, second], topics, qrels, eval_metrics=metrics, names=names, batch_size=1,
                          baseline=0).set_index("name")
     pd.testing.assert_frame_equal(batched[sorted(batched.columns)], means[sorted(means.columns)])
+
+
+FIRST_EXPERIMENT = """
+import sys, warnings
+if sys.argv[1] == "pairmeasures first":
+    import pairmeasures as pm
+    assert "pyterrier" not in sys.modules
+    import pyterrier as pt
+else:
+    import pyterrier as pt
+    import pairmeasures as pm
+from ir_measures import nDCG
+from pairmeasures.demo import load_toy
+toy, duo = load_toy(), pm.Duo(rel=2) @ 3
+names = sys.argv[2:]
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
+    table = pt.Experiment([pt.Transformer.from_df(toy.runs[n]) for n in names], toy.topics, toy.qrels,
+                          eval_metrics=[duo, pm.Measured(of=duo), nDCG @ 3], names=names)
+print(table.set_index("name").to_json())
+"""
+
+
+@pytest.mark.parametrize("imports", ["pairmeasures first", "pyterrier first"])
+def test_a_system_whose_every_query_is_left_out_keeps_its_values_under_their_columns(imports):
+    """PyTerrier lines up each system's means by position: a system that has no value of a measure on any query
+    (pro-first: its top 3 hold a document judged 1 for every query) must not shift the other system's columns,
+    also in the first pt.Experiment of a fresh interpreter, whichever of pairmeasures and PyTerrier came first."""
+    duo = pm.Duo(rel=2) @ 3
+    counted = str(pm.Measured(of=duo))
+    for names in (["interleaved", "pro-first"], ["pro-first", "interleaved"]):
+        done = subprocess.run([sys.executable, "-c", FIRST_EXPERIMENT, imports, *names], capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        table = pd.read_json(io.StringIO(done.stdout))
+        assert table.loc["interleaved", counted] == 3 and table.loc["pro-first", counted] == 0
+        assert 0 <= table.loc["interleaved", str(duo)] < 1 and np.isnan(table.loc["pro-first", str(duo)])
+        assert 0 < table.loc["pro-first", "nDCG@3"] <= 1
 
 
 def test_a_protected_group_no_document_has_is_an_error_but_a_batch_may_lack_it(toy):

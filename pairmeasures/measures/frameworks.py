@@ -9,7 +9,7 @@ adapted once, when the first pairmeasures evaluator is built (checked with ir_me
   when relevance and bias measures are evaluated together) fills ``measure.DEFAULT`` in for every (measure, query)
   no provider yielded. It fills nothing in for pairmeasures measures: their evaluator yields every judged query it
   measured, and leaves out only what it means to.
-- ``pt.Experiment`` keeps per-query values in a table of query -> measure -> value
+- ``pt.Experiment`` (adapted when pairmeasures is imported, or when PyTerrier is imported after it) keeps per-query values in a table of query -> measure -> value
   (``pyterrier._evaluation._execution._ir_measures_to_dict``), which it fills with NaN, as "not found in qrels", for a
   topic without any value. A judged query a measure left out gets :data:`LEFT_OUT` there instead, a placeholder that
   ``perquery=True`` does not show (no row), the means leave out (PyTerrier's ``_mean_of_measures`` takes our
@@ -21,6 +21,7 @@ adapted once, when the first pairmeasures evaluator is built (checked with ir_me
 from __future__ import annotations
 
 import functools
+import importlib.abc
 import itertools
 import math
 import sys
@@ -32,7 +33,7 @@ from ir_measures import Metric
 
 from .base import PairMeasure
 
-__all__ = ["adapt_frameworks", "pair_measure", "JudgedMetrics", "LEFT_OUT"]
+__all__ = ["adapt_frameworks", "adapt_when_loaded", "pair_measure", "JudgedMetrics", "LEFT_OUT"]
 
 #: pt.Experiment's per-query value of a judged query a measure left out (a NaN of its own, told apart from PyTerrier's
 #: NaN for a topic that is not judged): never shown, averaged or tested.
@@ -61,6 +62,46 @@ def adapt_frameworks(measures: Iterable[PairMeasure]) -> None:
         _fallback_fills_no_pair_measure()
         if "pyterrier" in sys.modules:
             _experiment_knows_left_out_queries()
+
+
+def adapt_when_loaded() -> None:
+    """Adapt pt.Experiment before it evaluates its first system: now if PyTerrier is loaded, else right after it is
+    (called once, when pairmeasures is imported). Adapting only when the first evaluator is built would come too
+    late for the first system of the first ``pt.Experiment``, whose per-query table is already being filled."""
+    if "pyterrier._evaluation" in sys.modules:
+        _experiment_knows_left_out_queries()
+    elif not any(isinstance(finder, _AfterPyTerrier) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AfterPyTerrier())
+
+
+class _AfterPyTerrier(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: when ``pyterrier._evaluation`` is imported, adapts it right after it has loaded."""
+
+    NAME = "pyterrier._evaluation"
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.NAME:
+            return None
+        for finder in sys.meta_path:
+            if finder is not self and hasattr(finder, "find_spec"):
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        load = loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
+            _experiment_knows_left_out_queries()
+
+        loader.exec_module = exec_module
+        return spec
 
 
 def pair_measure(name: str):
@@ -138,7 +179,8 @@ def _experiment_knows_left_out_queries() -> None:
 
 def _with_placeholders(to_dict: Callable) -> Callable:
     """PyTerrier's per-query table with :data:`LEFT_OUT` for every judged query one of our measures left out (and no
-    "not found in qrels" NaN row for a judged query every measure left out)."""
+    "not found in qrels" NaN row for a judged query every measure left out), each row's measures in the order given
+    (PyTerrier reads the columns of its means from one system's first row and each system's values by position)."""
 
     @functools.wraps(to_dict)
     def ir_measures_to_dict(seq, measures, rev_mapping, num_q, perquery=True, backfill_qids=None):
@@ -151,9 +193,11 @@ def _with_placeholders(to_dict: Callable) -> Callable:
         table = to_dict(seq, measures, rev_mapping, num_q, perquery, backfill_qids)
         for qid in judged:
             table.setdefault(qid, {})
-        for row in table.values():
+        order = {rev_mapping.get(m, str(m)): None for m in measures}
+        for qid, row in table.items():  # every row in the measures' order: pt.Experiment lines up systems by position
             for name in ours:
                 row.setdefault(name, LEFT_OUT)
+            table[qid] = {**{name: row[name] for name in order if name in row}, **row}
         return table
 
     return ir_measures_to_dict
@@ -210,10 +254,11 @@ def _without_placeholders(perquery: Callable) -> Callable:
 
     @functools.wraps(perquery)
     def without_left_out(self, *args, **kwargs):
-        hidden = _take_placeholders(self.systemEvalDictsPerQ)
+        tables = getattr(self, "systemEvalDictsPerQ", {})
+        hidden = _take_placeholders(tables)
         try:
             result = perquery(self, *args, **kwargs)
-            if result is self.systemEvalDictsPerQ:  # dataframe=False hands out the table itself: a copy without them
+            if result is tables:  # dataframe=False hands out the table itself: a copy without them
                 result = {system: {qid: dict(row) for qid, row in rows.items() if row}
                           for system, rows in result.items()}
             return result

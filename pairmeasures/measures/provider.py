@@ -20,7 +20,7 @@ from ir_measures.measures import Measure
 from ir_measures.util import QrelsConverter, RunConverter
 
 from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure
-from .frameworks import JudgedMetrics, adapt_frameworks
+from .frameworks import JudgedMetrics, adapt_frameworks, adapt_when_loaded
 from .ranked import (
     QrelsLookup,
     RankedLists,
@@ -251,3 +251,4 @@ def _warn_left_out(measure: PairMeasure, query_ids: np.ndarray, result: MeasureV
 
 
 provider = PairProvider()
+adapt_when_loaded()  # pt.Experiment knows the queries a measure leaves out from its first system on
