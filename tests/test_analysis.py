@@ -141,7 +141,7 @@ def test_bad_arguments_name_the_parameter(kwargs, message):
 
 @pytest.fixture(scope="module")
 def experiment_frame():
-    """pt.Experiment(perquery=True) over two systems: nDCG@3 on every query, Duo@3 excluding q4 (one document)."""
+    """pt.Experiment(perquery=True) over two systems: nDCG@3 on every query, Duo@3 leaving q4 out (one document)."""
     import pyterrier as pt
     from ir_measures import nDCG
 
@@ -162,23 +162,25 @@ def experiment_frame():
     systems = [pt.Transformer.from_df(run[run.system == s].drop(columns="system")) for s in ("a", "b")]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
-        table = pt.Experiment(systems, topics, qrels, eval_metrics=[nDCG @ 3, pm.Duo(degenerate="exclude") @ 3],
+        table = pt.Experiment(systems, topics, qrels, eval_metrics=[nDCG @ 3, pm.Duo @ 3],
                               names=["a", "b"], perquery=True)
+    assert not table["value"].isna().any() and len(table) == 2 * (12 + 11)  # q4 has no Duo@3 row
     return table, qids
 
 
 def test_summarize_experiment_output(experiment_frame):
     table, qids = experiment_frame
-    per_query = table.rename(columns={"name": "system"}).dropna(subset=["value"])
+    per_query = table.rename(columns={"name": "system"})
     summary = summarize(per_query, baseline="a", resamples=2000, topics=qids)
-    DUO = "Duo(degenerate='exclude')@3"  # ir_measures' name, as pt.Experiment shows it
+    DUO = "Duo@3"  # ir_measures' name, as pt.Experiment shows it
     assert list(summary.columns) == ["system", "measure", "mean", "n", "excluded", "low", "high", "diff",
-                                     "diff_low", "diff_high"]
+                                     "diff_low", "diff_high", "common_mean", "common_n"]
     summary = summary.set_index(["system", "measure"])
     duo = per_query[per_query.measure == DUO].pivot(index="qid", columns="system", values="value")
     assert summary.loc[("b", DUO), "n"] == len(duo) == 11 and summary.loc[("b", DUO), "excluded"] == 1
     assert summary.loc[("a", "nDCG@3"), "excluded"] == 0
     assert summary.loc[("b", DUO), "mean"] == pytest.approx(duo["b"].mean())
+    assert summary.loc[("b", DUO), "common_n"] == 11 and summary.loc[("b", DUO), "common_mean"] == pytest.approx(duo["b"].mean())
     assert summary.loc[("b", DUO), "diff"] == pytest.approx((duo["b"] - duo["a"]).mean())
     assert np.isnan(summary.loc[("a", "nDCG@3"), ["diff", "diff_low", "diff_high"]].to_numpy(dtype=float)).all()
     for row in summary.itertuples():
@@ -190,13 +192,28 @@ def test_summarize_experiment_output(experiment_frame):
     assert b["diff_low"] == direct["diff_low"][1] and b["low"] == direct["low"][1]
 
 
+def test_summarize_compares_systems_on_the_queries_every_system_measured():
+    """Each system's mean is over the queries it measured (what eval gives for its run); common_mean is over the
+    queries every system measured, the figure to compare rows by when they measured different queries."""
+    frame = pd.DataFrame({"system": ["a"] * 3 + ["b"] * 2, "qid": ["1", "2", "3", "1", "3"], "measure": "m",
+                          "value": [1.0, 5.0, 3.0, 2.0, 4.0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BootstrapWarning)
+        summary = summarize(frame, resamples=200).set_index("system")
+    assert summary.loc["a", "mean"] == pytest.approx(3.0) and summary.loc["b", "mean"] == pytest.approx(3.0)
+    assert summary.loc["a", "common_mean"] == pytest.approx(2.0) and summary.loc["b", "common_mean"] == pytest.approx(3.0)
+    assert list(summary["common_n"]) == [2, 2] and list(summary["n"]) == [3, 2]
+
+
 def test_summarize_names_what_to_fix(experiment_frame):
     table, qids = experiment_frame
     with pytest.raises(ValueError, match=r"lacks the column\(s\) system.*rename\(columns=\{'name': 'system'\}\)"):
         summarize(table)
+    unjudged = table.rename(columns={"name": "system"})
+    unjudged.loc[unjudged.index[0], "value"] = np.nan  # as pt.Experiment(perquery=True) shows a topic without qrels
     with pytest.raises(ValueError, match="value is not a finite number .*drop those rows"):
-        summarize(table.rename(columns={"name": "system"}))  # pt.Experiment's NaN for excluded queries
-    per_query = table.rename(columns={"name": "system"}).dropna(subset=["value"])
+        summarize(unjudged)
+    per_query = table.rename(columns={"name": "system"})
     with pytest.raises(ValueError, match=r"baseline 'c' is not a system of per_query; its systems are \['a', 'b'\]"):
         summarize(per_query, baseline="c")
     with pytest.raises(ValueError, match=r"1 qid\(s\) not among topics, e.g. \['q9'\]"):

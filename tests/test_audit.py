@@ -102,7 +102,15 @@ def test_leaderboard_schema_per_query_and_excluded(folder, runs, tmp_path):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         assert manifest["systems"][name]["files_sha256"] == {str(path): digest}
         assert manifest["systems"][name]["identity"] == f"run:{digest}"
-    assert manifest["measures"]["rKL@10"]["evaluated"] == "rKL(degenerate='exclude',missing='skip',ties='system')@10"
+    assert manifest["measures"]["rKL@10"]["evaluated"] == "rKL@10"  # the string shown, with the library's defaults
+    assert board["measures"]["rKL@10"]["evaluated"] == "rKL@10"
+    # the systems measured different queries: the leaderboard compares them on the two both measured too
+    assert "rKL@10 ↓ on 2 common queries" in done.stdout
+    common = summary[summary.measure == "rKL@10"].set_index("system")
+    both = per_query[(per_query.measure == "rKL@10") & (per_query.qid != "q3")].groupby("system")["value"].mean()
+    assert list(common["common_n"]) == [2, 2]
+    assert common["common_mean"].to_dict() == pytest.approx(both.to_dict())
+    assert "nDCG@10 on" not in done.stdout  # every system has every query's nDCG@10
     assert manifest["cache"]["hits"] == 0 and manifest["cache"]["misses"] == 2
     assert set(manifest["cache"]["evaluations"].values()) == {"miss"}
     html = (out / "report.html").read_text()
@@ -302,7 +310,8 @@ def test_module_attr_system_and_no_tradeoff(folder, runs, tmp_path):
 
 
 def test_gendered_dataset_gets_delta_a_prf_next_to_the_measures(tmp_path):
-    """Gold labels male and female: the leaderboard has IBBR's |ΔA-PRF| per system (docs/ibbr.md)."""
+    """Gold labels male and female: the leaderboard has IBBR's ΔA-PRF per system, signed, next to the interval of the
+    signed value (docs/ibbr.md); leaderboard.json keeps the absolute value too."""
     root = tmp_path / "gendered"
     (root / "qrels").mkdir(parents=True)
     docs = {"q1": [("m1", "male", 1), ("f1", "female", 1), ("n1", "neutral", 0), ("n2", "neutral", 0)],
@@ -329,6 +338,10 @@ def test_gendered_dataset_gets_delta_a_prf_next_to_the_measures(tmp_path):
     low, high = board["delta_a_prf"]["uneven"]["interval"]
     assert 0.0 <= low <= 0.25 <= high <= 0.5
     assert "ΔA-PRF 95% CI" in done.stdout and f"[{low:+.4f}, {high:+.4f}]" in done.stdout
+    assert "| ΔA-PRF ↕ |" in done.stdout and "|ΔA-PRF|" not in done.stdout
+    row = next(line for line in done.stdout.splitlines() if line.startswith("| uneven "))
+    assert "| 0.2500 |" in row and f"[{low:+.4f}, {high:+.4f}]" in row  # the signed value beside its interval
+    assert board["delta_a_prf"]["uneven"]["value"] == pytest.approx(0.25)
 
 
 def test_every_stage_that_reads_polarity_gets_the_audits_polarity_model(folder, runs, tmp_path):
@@ -442,7 +455,7 @@ def test_the_order_a_system_showed_is_the_order_measured(folder, tmp_path):
     board = json.loads((out / "leaderboard.json").read_text())
     assert board["ties"] == {"tied": {"k": 4, "queries": 3, "with_ties": 2},
                              "distinct": {"k": 4, "queries": 3, "with_ties": 0}}
-    assert all("ties='system'" in m["evaluated"] for m in board["measures"].values())
+    assert [m["evaluated"] for m in board["measures"].values()] == ["Duo@4", "rKL@4", "NDKL@4"]  # ties='system': the default
     assert "top 4 (or across the cut at 4): tied 2 of 3; distinct 0 of 3 queries" in (out / "report.html").read_text()
     # trec_eval's order (by document id, descending) measures another ranking for the tied queries
     trec = tmp_path / "trec"
@@ -527,3 +540,25 @@ def test_a_read_only_cache_folder_is_one_line_naming_it_and_the_variable(folder,
             "PAIRMEASURES_CACHE_DIR to a writable folder")
     finally:
         locked.chmod(0o700)
+
+
+def test_the_leaderboard_compares_systems_that_measured_different_queries_on_the_common_ones():
+    """Equal counts need not be the same queries: a measured q1 and q2, b q2 and q3; both get their mean over the
+    query both measured (q2) beside their own means. Where every system measured the same queries, no such column."""
+    import warnings
+
+    from pairmeasures.analysis import BootstrapWarning, summarize
+    from pairmeasures.apps.audit.evaluation import leaderboard_table
+
+    frame = pd.DataFrame({"system": ["a", "a", "b", "b", "a", "a", "b", "b"],
+                          "qid": ["q1", "q2", "q2", "q3", "q1", "q2", "q1", "q2"],
+                          "measure": ["rKL@10"] * 4 + ["Duo@10"] * 4, "value": [0.1, 0.3, 0.5, 0.9, 0.2, 0.4, 0.6, 0.8]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BootstrapWarning)
+        summary = summarize(frame, resamples=50)
+    table = leaderboard_table(summary, {"rKL@10": None, "Duo@10": None},
+                              {"rKL@10": "lower-fairer", "Duo@10": "lower-fairer"}).set_index("system")
+    assert table["rKL@10 ↓"].to_dict() == pytest.approx({"a": 0.2, "b": 0.7})  # what eval gives for each run
+    assert table["rKL@10 n"].to_dict() == {"a": 2, "b": 2}
+    assert table["rKL@10 ↓ on 1 common query"].to_dict() == pytest.approx({"a": 0.3, "b": 0.5})
+    assert not [c for c in table.columns if c.startswith("Duo@10") and "common" in c]

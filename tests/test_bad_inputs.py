@@ -68,7 +68,7 @@ def test_a_byte_order_mark_is_read_as_nothing_in_every_reader(tmp_path, kind):
         run = tsv_run if kind == "TSV run" else trec_run
         results.append(values(cli("eval", qrels, run, "nDCG@5", f"rND(group='tsv:{groups}')@4", "-q", "--format", "tsv")))
     without, with_bom = results
-    assert [row[0] for row in with_bom] == ["q1", "q1", "q2", "q2", "all", "all"]
+    assert [row[0] for row in with_bom] == ["q1", "q1", "q2", "all", "all"]  # q2's two documents: rND left it out
     assert [row[2] for row in with_bom] == [row[2] for row in without]
 
 
@@ -242,7 +242,10 @@ def test_an_empty_run_text_for_pca_names_the_query_and_document(tmp_path):
     elsewhere = run.assign(doc_id=["a", "b", "x9", "d"], text=[texts["a"], texts["b"], "", texts["d"]])
     with pytest.raises(pm.RunInputError, match=r"no polarity for document 'x9' of query 'cars' in resource 'pca:.*' \(the "
                                                r"text of document 'x9' for query 'cars' is empty: nothing to embed\)"):
-        ir_measures.calc_aggregate([measure], qrels, elsewhere)
+        ir_measures.calc_aggregate([measure(missing="error")], qrels, elsewhere)
+    with pytest.warns(pm.MissingSideInfoWarning, match=r"1 of 4 considered documents have no polarity .* and were skipped "
+                                                       r"\(e\.g\. document 'x9' of query 'cars'\)"):
+        ir_measures.calc_aggregate([measure], qrels, elsewhere)  # by default skipped, and said
 
 
 def test_validate_polarity_refuses_a_negative_anchor_within_before_embedding(tmp_path):

@@ -140,9 +140,13 @@ def test_eval_per_query_from_a_tsv_run_with_side_columns(tmp_path):
     result = cli("eval", str(qrels), str(run), "rND@4", "Duo@4", "-q", "--format", "tsv")
     assert result.returncode == 0, result.stderr
     lines = [line.split("\t") for line in result.stdout.splitlines()]
-    assert [line[:2] for line in lines] == [["q1", "rND@4"], ["q1", "Duo@4"], ["q2", "rND@4"], ["q2", "Duo@4"],
-                                            ["all", "rND@4"], ["all", "Duo@4"]]
+    # q2 has two documents: nothing to measure, so no line (left out, said on stderr), and not in the means
+    assert [line[:2] for line in lines] == [["q1", "rND@4"], ["q1", "Duo@4"], ["all", "rND@4"], ["all", "Duo@4"]]
     assert lines[0][2] == "1.0000" and lines[1][2] == "1.0000"  # pro, pro, con, con: the least fair ordering
+    assert lines[2][2] == "1.0000" and lines[3][2] == "1.0000"  # the means over the one query measured
+    assert "DegenerateQueryWarning: rND@4: 1 of 2 queries had nothing to measure and were left out" in result.stderr
+    documented = cli("eval", str(qrels), str(run), "rND(degenerate='default')@4", "-q", "--format", "tsv")
+    assert [line.split("\t")[0] for line in documented.stdout.splitlines()] == ["q1", "q2", "all"]
 
 
 @pytest.mark.parametrize("args,message", [

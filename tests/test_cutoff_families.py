@@ -40,12 +40,15 @@ def test_measures_evaluated_together_equal_each_alone(seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
         together = {(str(m.measure), m.query_id): m.value for m in ir_measures.iter_calc(measures, qrels, run)}
+        each = {}
         for measure in measures:
             alone = {(str(m.measure), m.query_id): m.value for m in ir_measures.iter_calc([measure], qrels, run)}
-            assert alone, measure
+            assert alone or str(measure) == "rND(protected='pro')@2", measure  # a top 2 without 'pro' is left out
+            each.update(alone)
             for key, value in alone.items():
                 assert together[key] == pytest.approx(value, rel=1e-12, abs=1e-12), key
-    assert len(together) == len(measures) * 7
+    assert together.keys() == each.keys()  # the same queries left out together as alone
+    assert len(together) > (len(measures) - 1) * 7 * 0.8
 
 
 def test_a_missing_protected_group_in_the_top_k_still_fails_at_that_cutoff():

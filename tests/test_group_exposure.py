@@ -1,5 +1,6 @@
 """EXP, EXPU, EXPRU, ERBE, ERBP, ERBR and AWRF(form='groups') equal FairRankTune 0.0.7 query by query, through the
-provider; their degenerate queries get documented values with causes."""
+provider; their degenerate queries are left out (or get documented values) with causes. The comparisons with
+FairRankTune spell out the reference's order of tied documents, ``ties='trec_eval'`` (:func:`considered`)."""
 
 from __future__ import annotations
 
@@ -72,31 +73,33 @@ def fairranktune(name: str, rows: pd.DataFrame, combo: str, decay: float = 0.5, 
 
 
 MEASURES = {
-    "EXP": lambda combo: pm.EXP(combo=combo),
-    "EXPU": lambda combo: pm.EXPU(combo=combo, max_rel=MAX_REL),
-    "EXPRU": lambda combo: pm.EXPRU(combo=combo, max_rel=MAX_REL),
-    "ERBE": lambda combo: pm.ERBE(combo=combo),
-    "ERBP": lambda combo: pm.ERBP(combo=combo),
-    "ERBR": lambda combo: pm.ERBR(combo=combo, max_rel=MAX_REL),
-    "AWRF": lambda combo: pm.AWRF(form="groups", combo=combo),
+    "EXP": lambda combo: pm.EXP(combo=combo, ties="trec_eval"),
+    "EXPU": lambda combo: pm.EXPU(combo=combo, max_rel=MAX_REL, ties="trec_eval"),
+    "EXPRU": lambda combo: pm.EXPRU(combo=combo, max_rel=MAX_REL, ties="trec_eval"),
+    "ERBE": lambda combo: pm.ERBE(combo=combo, ties="trec_eval"),
+    "ERBP": lambda combo: pm.ERBP(combo=combo, ties="trec_eval"),
+    "ERBR": lambda combo: pm.ERBR(combo=combo, max_rel=MAX_REL, ties="trec_eval"),
+    "AWRF": lambda combo: pm.AWRF(form="groups", combo=combo, ties="trec_eval"),
 }
 UTILITY_DENOMINATOR = {"EXPU", "EXPRU", "ERBR"}
 
 
 def per_query(measures, qrels, run, quiet: bool = True) -> dict[str, dict[str, float]]:
-    values: dict[str, dict[str, float]] = {}
+    """measure -> judged query -> value, NaN for a query the measure left out (not yielded)."""
+    values: dict[str, dict[str, float]] = {str(m): {q: math.nan for q in qrels["query_id"]} for m in measures}
     with warnings.catch_warnings():
         if quiet:
             warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
         for result in ir_measures.iter_calc(measures, qrels, run):
-            values.setdefault(str(result.measure), {})[result.query_id] = result.value
+            assert not math.isnan(result.value)
+            values[str(result.measure)][result.query_id] = result.value
     return values
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_every_measure_and_combo_equals_fairranktune_on_random_runs(seed):
     run, qrels = random_run(seed)
-    wanted = {(name, combo, k): make(combo)(degenerate="exclude") @ k
+    wanted = {(name, combo, k): make(combo) @ k
               for name, make in MEASURES.items() for combo in COMBOS for k in CUTOFFS}
     ours = per_query(list(wanted.values()), qrels, run)
     compared = 0
@@ -117,11 +120,12 @@ def test_every_measure_and_combo_equals_fairranktune_on_random_runs(seed):
 
 def test_parameters_reach_fairranktune():
     run, qrels = random_run(7)
-    wanted = {("ERBE", 0.8): pm.ERBE(decay=0.8, combo="LTwo") @ 10, ("ERBP", 0.2): pm.ERBP(decay=0.2) @ 10,
-              ("ERBR", 0.95): pm.ERBR(decay=0.95, max_rel=MAX_REL, degenerate="exclude") @ 10,
-              ("AWRF", 0.3): pm.AWRF(form="groups", p=0.3, combo="Variance") @ 10,
-              ("AWRF", 1.0): pm.AWRF(form="groups", p=1) @ 10,
-              ("EXPRU", None): pm.EXPRU(clicks="position", max_rel=MAX_REL, degenerate="exclude") @ 10}
+    wanted = {("ERBE", 0.8): pm.ERBE(decay=0.8, combo="LTwo", ties="trec_eval") @ 10,
+              ("ERBP", 0.2): pm.ERBP(decay=0.2, ties="trec_eval") @ 10,
+              ("ERBR", 0.95): pm.ERBR(decay=0.95, max_rel=MAX_REL, ties="trec_eval") @ 10,
+              ("AWRF", 0.3): pm.AWRF(form="groups", p=0.3, combo="Variance", ties="trec_eval") @ 10,
+              ("AWRF", 1.0): pm.AWRF(form="groups", p=1, ties="trec_eval") @ 10,
+              ("EXPRU", None): pm.EXPRU(clicks="position", max_rel=MAX_REL, ties="trec_eval") @ 10}
     ours = per_query(list(wanted.values()), qrels, run)
     for (name, parameter), measure in wanted.items():
         for query in run["query_id"].unique():
@@ -136,7 +140,7 @@ def test_parameters_reach_fairranktune():
 
 def test_relevance_threshold_keeps_judged_documents_in_rank_order():
     run, qrels = random_run(3)
-    measure = pm.EXP(rel=2, degenerate="exclude") @ 10
+    measure = pm.EXP(rel=2, ties="trec_eval") @ 10
     ours = per_query([measure], qrels, run)[str(measure)]
     for query in run["query_id"].unique():
         rows = considered(run, qrels, query, 10)
@@ -179,12 +183,15 @@ QRELS = pd.DataFrame({"query_id": ["a", "a", "b", "b", "b"], "doc_id": ["a1", "a
 @pytest.mark.parametrize("measure,value,cause", [
     (pm.EXP @ 5, 0.0, "one group only"),
     (pm.EXP(combo="MinMaxRatio") @ 5, 1.0, "one group only"),
-    (pm.ERBE(combo="MaxMinRatio", degenerate="default") @ 5, 1.0, "one group only"),
+    (pm.ERBE(combo="MaxMinRatio") @ 5, 1.0, "one group only"),
     (pm.AWRF(form="groups", combo="LTwo") @ 5, 0.0, "one group only"),  # FairRankTune: the one group's value
 ])
 def test_one_group_is_degenerate(measure, value, cause):
     with pytest.warns(pm.DegenerateQueryWarning, match=cause):
-        assert per_query([measure], QRELS, ONE_GROUP, quiet=False)[str(measure)]["a"] == value
+        assert math.isnan(per_query([measure], QRELS, ONE_GROUP, quiet=False)[str(measure)]["a"])  # left out
+    documented = measure(degenerate="default")
+    with pytest.warns(pm.DegenerateQueryWarning, match=cause):
+        assert per_query([documented], QRELS, ONE_GROUP, quiet=False)[str(documented)]["a"] == value
 
 
 @pytest.mark.parametrize("measure", [pm.EXPU @ 5, pm.EXPRU @ 5, pm.ERBR @ 5, pm.ERBR(combo="MinMaxRatio") @ 5])
@@ -310,7 +317,7 @@ def test_one_ranking_equals_fairranktune(rows, combo, name, k):
                         "score": [float(s) for s, _, _ in rows], "group": [g for _, g, _ in rows],
                         "ctr": np.linspace(0.05, 0.95, n)})
     qrels = pd.DataFrame({"query_id": "q", "doc_id": run["doc_id"], "relevance": [r for _, _, r in rows]})
-    measure = MEASURES[name](combo)(degenerate="exclude") @ k
+    measure = MEASURES[name](combo) @ k
     value = per_query([measure], qrels, run)[str(measure)]["q"]
     chosen = considered(run, qrels, "q", k)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -93,7 +93,8 @@ def test_values_equal_the_math_on_each_query():
     values = per_query(pm.Duo @ 10)
     assert values["q1"] == pytest.approx(duo([0.9, 0.8, -0.7, -0.9, 0.1]))
     assert values["q2"] == pytest.approx(duo([1.0, -1.0, 1.0, -1.0]))
-    assert values["q3"] == 0.5  # judged, nothing retrieved
+    assert "q3" not in values  # judged, nothing retrieved: nothing to measure, left out
+    assert per_query(pm.Duo(degenerate="default") @ 10)["q3"] == 0.5  # or given the documented value
     assert "q9" not in values
     group = per_query(pm.rKL @ 4)
     assert group["q1"] == pytest.approx(rkl([False, False, True, True]))
@@ -110,22 +111,24 @@ def test_calc_aggregate_mixes_relevance_and_bias():
 
 def test_cutoff_applies_to_the_ranking_then_rel_filters():
     # Top 3 of q1 are a, b, c; with rel=1 only a, b remain (c is judged 0, d is beyond the cutoff).
-    assert per_query(pm.Duo(rel=1) @ 3)["q1"] == 0.5  # two documents: nothing to order
+    assert "q1" not in per_query(pm.Duo(rel=1) @ 3)  # two documents: nothing to order, left out
+    assert per_query(pm.Duo(rel=1, degenerate="default") @ 3)["q1"] == 0.5
     assert per_query(pm.Duo(rel=1) @ 4)["q1"] == pytest.approx(duo([0.9, 0.8, -0.9]))
     assert per_query(pm.Duo(rel=1))["q1"] == pytest.approx(duo([0.9, 0.8, -0.9]))
 
 
-def test_ties_follow_trec_eval_score_then_docno_descending():
+def test_ties_trec_eval_follow_score_then_docno_descending():
     qrels = list(ir_measures.read_trec_qrels("q1 0 d1 1\nq1 0 d3 0\nq1 0 d2 0"))
     run = frame([("q1", "d1", 1.0, -1.0, "x"), ("q1", "d3", 1.0, 1.0, "y"), ("q1", "d2", 1.0, 0.9, "y"),
                  ("q1", "d0", 0.5, -0.9, "x")])
     # trec_eval puts d3 first among the tied documents, so P@1 = 0 there.
     assert ir_measures.calc_aggregate([P @ 1], qrels, run)[P @ 1] == 0.0
-    # Same order for our measures: d3, d2, d1, d0.
-    assert per_query(pm.Duo @ 10, qrels, run)["q1"] == pytest.approx(duo([1.0, 0.9, -1.0, -0.9]))
-    assert per_query(pm.rND @ 2, qrels, run)["q1"] == 0.0  # top 2 = d3, d2: one group only
+    # Same order for our measures with ties='trec_eval': d3, d2, d1, d0.
+    duo_trec = pm.Duo(ties="trec_eval") @ 10
+    assert per_query(duo_trec, qrels, run)["q1"] == pytest.approx(duo([1.0, 0.9, -1.0, -0.9]))
+    assert per_query(pm.rND(ties="trec_eval", degenerate="default") @ 2, qrels, run)["q1"] == 0.0  # d3, d2: one group
     shuffled = run.sample(frac=1.0, random_state=3)
-    assert per_query(pm.Duo @ 10, qrels, shuffled) == per_query(pm.Duo @ 10, qrels, run)
+    assert per_query(duo_trec, qrels, shuffled) == per_query(duo_trec, qrels, run)
 
 
 def test_tie_across_the_cutoff_is_resolved_by_docno():
@@ -133,16 +136,20 @@ def test_tie_across_the_cutoff_is_resolved_by_docno():
     run = frame([("q1", "a", 2.0, 1.0, "x"), ("q1", "b", 1.0, 0.5, "x"), ("q1", "c", 1.0, -0.5, "y"),
                  ("q1", "d", 1.0, -1.0, "y")])
     # Cut at 3: a, then d and c (docno descending) from the tie.
-    assert per_query(pm.Duo @ 3, qrels, run)["q1"] == pytest.approx(duo([1.0, -1.0, -0.5]))
+    assert per_query(pm.Duo(ties="trec_eval") @ 3, qrels, run)["q1"] == pytest.approx(duo([1.0, -1.0, -0.5]))
+    # By default, the order the system showed (here the row order): a, b, c.
+    assert per_query(pm.Duo @ 3, qrels, run)["q1"] == pytest.approx(duo([1.0, 0.5, -0.5]))
 
 
 def test_ties_system_measures_the_order_the_system_showed():
-    """ties='system': equal scores in the run's rank order (PyTerrier's column), else its row order; both policies
-    in one calc_aggregate call, and through pt.Experiment."""
+    """ties='system' (the default): equal scores in the run's rank order (PyTerrier's column), else its row order;
+    both policies in one calc_aggregate call, and through pt.Experiment."""
     qrels = list(ir_measures.read_trec_qrels("q1 0 d1 1\nq1 0 d3 0\nq1 0 d2 0"))
     run = frame([("q1", "d1", 1.0, -1.0, "x"), ("q1", "d3", 1.0, 1.0, "y"), ("q1", "d2", 1.0, 0.9, "y"),
                  ("q1", "d0", 0.5, -0.9, "x")])
-    shown = pm.Duo(ties="system") @ 3
+    shown = pm.Duo @ 3
+    assert pm.Duo(ties="system") @ 3 == shown and repr(shown) == "Duo@3"  # the default, omitted
+    trec = pm.Duo(ties="trec_eval") @ 3
     assert per_query(shown, qrels, run)["q1"] == pytest.approx(duo([-1.0, 1.0, 0.9]))  # the row order: d1, d3, d2
     ranked = run.assign(rank=[2, 0, 1, 3])  # the system showed d3, d2, d1, d0
     assert per_query(shown, qrels, ranked)["q1"] == pytest.approx(duo([1.0, 0.9, -1.0]))
@@ -150,10 +157,10 @@ def test_ties_system_measures_the_order_the_system_showed():
     ranked = run.assign(rank=[0, 2, 1, 3])  # d1, d2, d3: another value than trec_eval's d3, d2, d1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pm.DegenerateQueryWarning)  # Duo@2: fewer than 3 documents
-        both = ir_measures.calc_aggregate([pm.Duo @ 3, shown, pm.Duo(ties="system") @ 2], qrels, ranked)
-    assert both[pm.Duo @ 3] == pytest.approx(duo([1.0, 0.9, -1.0]))
-    assert both[shown] == pytest.approx(duo([-1.0, 0.9, 1.0])) and both[shown] != both[pm.Duo @ 3]
-    assert ir_measures.parse_measure("Duo(ties='system')@3") == shown
+        both = ir_measures.calc_aggregate([trec, shown, pm.Duo @ 2], qrels, ranked)
+    assert both[trec] == pytest.approx(duo([1.0, 0.9, -1.0]))
+    assert both[shown] == pytest.approx(duo([-1.0, 0.9, 1.0])) and both[shown] != both[trec]
+    assert ir_measures.parse_measure("Duo(ties='trec_eval')@3") == trec
     with pytest.raises(ValueError, match="invalid ties='shown'"):
         pm.Duo(ties="shown")
 
@@ -162,10 +169,10 @@ def test_ties_system_measures_the_order_the_system_showed():
     topics = pd.DataFrame({"qid": ["q1"], "query": ["anything"]})
     system = pt.Transformer.from_df(ranked.rename(columns={"query_id": "qid", "doc_id": "docno"}), uniform=False)
     table = pt.Experiment([system], topics, pd.DataFrame(qrels).rename(
-        columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"}), eval_metrics=[pm.Duo @ 3, shown],
+        columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"}), eval_metrics=[trec, shown],
         names=["s"])
     assert table.loc[0, str(shown)] == pytest.approx(both[shown])
-    assert table.loc[0, str(pm.Duo @ 3)] == pytest.approx(both[pm.Duo @ 3])
+    assert table.loc[0, str(trec)] == pytest.approx(both[trec])
 
 
 def test_worst_group_and_named_protected_group():
@@ -214,10 +221,15 @@ def test_signed_duo_measure():
 
 
 def test_degenerate_queries_are_reported_once_per_measure():
-    with pytest.warns(pm.DegenerateQueryWarning, match=r"Duo@10: 1 of 3 queries had nothing to measure and got 0\.5\. "
-                                                       r"1: no documents \(e\.g\. 'q3'\)\. Pass degenerate='exclude'") as record:
+    with pytest.warns(pm.DegenerateQueryWarning, match=re.escape(
+            "Duo@10: 1 of 3 queries had nothing to measure and were left out (no value, not in the mean): 1: no "
+            "documents (e.g. 'q3'). Measured(of='Duo@10') counts the measured queries.")) as record:
         ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, RUN)
     assert len([w for w in record if issubclass(w.category, pm.DegenerateQueryWarning)]) == 1
+    with pytest.warns(pm.DegenerateQueryWarning, match=re.escape(
+            "Duo(degenerate='default')@10: 1 of 3 queries had nothing to measure and got 0.5, counted in the mean: 1: "
+            "no documents (e.g. 'q3'). degenerate='exclude' leaves them out of the mean.")):
+        ir_measures.calc_aggregate([pm.Duo(degenerate="default") @ 10], QRELS, RUN)
 
 
 def test_pyterrier_named_frames_are_told_to_rename():
@@ -276,11 +288,15 @@ def test_nan_polarity_names_query_and_document():
     run = RUN.copy()
     run.loc[2, "polarity"] = np.nan
     with pytest.raises(pm.RunInputError, match=r"no polarity for document 'c' of query 'q1'.*missing='skip'"):
-        ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, run)
-    skipped = per_query(pm.Duo(missing="skip") @ 10, QRELS, run)
+        ir_measures.calc_aggregate([pm.Duo(missing="error") @ 10], QRELS, run)
+    with pytest.warns(pm.MissingSideInfoWarning, match=re.escape(
+            "Duo@10: 1 of 9 considered documents have no polarity in the run's 'polarity' column and were skipped (e.g. "
+            "document 'c' of query 'q1')")):
+        skipped = {m.query_id: m.value for m in ir_measures.iter_calc([pm.Duo @ 10], QRELS[:-1], run)}
     assert skipped["q1"] == pytest.approx(duo([0.9, 0.8, -0.9, 0.1]))
+    assert per_query(pm.Duo(missing="skip") @ 10, QRELS, run) == per_query(pm.Duo @ 10, QRELS, run)
     # Beyond the cutoff a missing value does not matter.
-    assert per_query(pm.Duo @ 2, QRELS, run)["q1"] == 0.5
+    assert per_query(pm.Duo(missing="error", degenerate="default") @ 2, QRELS, run)["q1"] == 0.5
 
 
 def test_infinite_polarity_is_an_error():
@@ -300,17 +316,22 @@ def test_bad_scores_and_duplicates():
         ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, doubled)
 
 
-def test_empty_run_gives_defaults_for_every_judged_query():
+def test_empty_run_leaves_out_every_judged_query_or_gives_defaults():
     empty = pd.DataFrame({"query_id": [], "doc_id": [], "score": []})
     with pytest.warns(pm.DegenerateQueryWarning, match="3 of 3 queries"):
         values = {m.query_id: m.value for m in ir_measures.iter_calc([pm.Duo @ 10], QRELS, empty)}
+    assert values == {}
+    with pytest.warns(pm.DegenerateQueryWarning, match="3 of 3 queries"):
+        assert np.isnan(ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, empty)[pm.Duo @ 10])  # no query measured
+    with pytest.warns(pm.DegenerateQueryWarning, match="3 of 3 queries"):
+        values = {m.query_id: m.value for m in ir_measures.iter_calc([pm.Duo(degenerate="default") @ 10], QRELS, empty)}
     assert values == {"q1": 0.5, "q2": 0.5, "q3": 0.5}
 
 
 def test_query_ids_of_other_types_match_as_text():
     qrels = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
     run = frame([(1, "a", 3.0, 1.0, "x"), (1, "b", 2.0, -1.0, "y"), (1, "c", 1.0, 0.2, "y")])
-    values = per_query(pm.Duo, qrels, run)
+    values = per_query(pm.Duo(degenerate="default"), qrels, run)
     assert values["1"] == pytest.approx(duo([1.0, -1.0, 0.2]))
     assert values["2"] == 0.5
 
@@ -342,18 +363,24 @@ def test_polarity_and_groups_from_resources(tmp_path):
     labels = tmp_path / "groups.tsv"
     labels.write_text("corpus-id\tgroup\na\tp\nb\tq\nc\tp\nd\tq\ne\tq\n")
     bare = RUN.drop(columns=["polarity", "group"])
-    values = per_query(pm.Duo(polarity=f"tsv:{scores}", missing="skip"), QRELS, bare)
+    values = per_query(pm.Duo(polarity=f"tsv:{scores}"), QRELS, bare)
     assert values["q1"] == pytest.approx(duo([0.9, -0.9, 0.8, -0.2, 0.0]))
-    assert values["q2"] == 0.5  # nothing known for q2's documents: skipped, then degenerate
+    assert "q2" not in values  # nothing known for q2's documents: skipped, then nothing to measure
     group = per_query(pm.rND(group=f"tsv:{labels}") @ 5, QRELS, bare.query("query_id == 'q1'"))
     assert group["q1"] == pytest.approx(rnd([True, False, True, False, False]))
 
 
-def test_resource_missing_values_error_by_default(tmp_path):
+def test_resource_missing_values_are_skipped_and_said_or_an_error(tmp_path):
     labels = tmp_path / "groups.tsv"
-    labels.write_text("corpus-id\tgroup\na\tp\n")
-    with pytest.raises(pm.RunInputError, match=r"no group for document 'b' of query 'q1' in resource"):
-        ir_measures.calc_aggregate([pm.rND(group=f"tsv:{labels}")], QRELS, RUN.drop(columns="group"))
+    labels.write_text("corpus-id\tgroup\na\tp\nb\tq\nc\tq\n")
+    measure = pm.rND(group=f"tsv:{labels}")
+    with pytest.warns(pm.DegenerateQueryWarning, match=re.escape(
+            f"{measure}: 6 of 9 considered documents have no group in resource 'tsv:{labels}' and were skipped (e.g. "
+            "document 'd' of query 'q1'); 2 of 3 queries had nothing to measure and were left out")) as record:
+        value = ir_measures.calc_aggregate([measure], QRELS, RUN.drop(columns="group"))[measure]
+    assert len(record) == 1 and value == pytest.approx(rnd([True, False, False]))  # q1's a, b, c; q2 and q3: none
+    with pytest.raises(pm.RunInputError, match=r"no group for document 'd' of query 'q1' in resource"):
+        ir_measures.calc_aggregate([measure(missing="error")], QRELS, RUN.drop(columns="group"))
 
 
 def test_unknown_resource_scheme():
@@ -369,7 +396,7 @@ def test_gold_labels_of_a_beir_folder(data_dir):
     run = pd.DataFrame({"query_id": query, "doc_id": docs["corpus-id"], "score": np.arange(len(docs), 0, -1.0)})
     qrels = pd.read_csv(folder / "qrels" / "test.tsv", sep="\t", dtype={"query-id": str, "corpus-id": str})
     qrels = qrels.rename(columns={"query-id": "query_id", "corpus-id": "doc_id", "score": "relevance"})
-    value = per_query(pm.rKL(group=f"beir:{folder}") @ 10, qrels[qrels.query_id == query], run)[query]
+    value = per_query(pm.rKL(group=f"beir:{folder}", degenerate="default") @ 10, qrels[qrels.query_id == query], run)[query]
     top = docs["group"].to_numpy()[:10]
     assert value == pytest.approx(rkl(top == top[0]))
 
@@ -380,17 +407,19 @@ def test_side_values_of_the_wrong_kind_or_all_missing():
     with pytest.raises(pm.RunInputError, match="sequences of lengths \\[1, 2\\]"):
         ir_measures.calc_aggregate([pm.Duo], QRELS, RUN.assign(polarity=[[0.1]] + [[0.2, 0.3]] * 9))
     nothing = RUN.assign(polarity=pd.Series([None] * len(RUN), dtype=object), group=pd.NA)
-    assert set(per_query(pm.Duo(missing="skip"), QRELS, nothing).values()) == {0.5}
-    with pytest.warns(pm.DegenerateQueryWarning, match=r"3 of 3 queries had nothing to measure and got 0\.5\. documents are "
-                                                       r"counted after missing='skip' left out those without side "
-                                                       r"information; 3: no documents"):
-        ir_measures.calc_aggregate([pm.Duo(missing="skip")], QRELS, nothing)
-    assert set(per_query(pm.rND(missing="skip"), QRELS, nothing).values()) == {0.0}
+    assert per_query(pm.Duo, QRELS, nothing) == {}
+    assert set(per_query(pm.Duo(degenerate="default"), QRELS, nothing).values()) == {0.5}
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"Duo: 9 of 9 considered documents have no polarity in the run's "
+                                                       r"'polarity' column and were skipped \(e\.g\. document 'a' of query "
+                                                       r"'q1'\); 3 of 3 queries had nothing to measure and were left out "
+                                                       r"\(no value, not in the mean\): 3: no documents"):
+        assert np.isnan(ir_measures.calc_aggregate([pm.Duo], QRELS, nothing)[pm.Duo])
+    assert set(per_query(pm.rND(degenerate="default"), QRELS, nothing).values()) == {0.0}
     with pytest.raises(pm.RunInputError, match="no group for document 'a' of query 'q1'"):
-        ir_measures.calc_aggregate([pm.rND], QRELS, nothing)
+        ir_measures.calc_aggregate([pm.rND(missing="error")], QRELS, nothing)
     float32 = RUN.assign(polarity=RUN["polarity"].astype(np.float32))
     float32.loc[0, "polarity"] = np.float32("nan")
-    assert per_query(pm.Duo(missing="skip") @ 10, QRELS, float32)["q1"] == pytest.approx(duo([0.8, -0.7, -0.9, 0.1]), abs=1e-6)
+    assert per_query(pm.Duo @ 10, QRELS, float32)["q1"] == pytest.approx(duo([0.8, -0.7, -0.9, 0.1]), abs=1e-6)
 
 
 def test_tsv_resources_with_several_axes_or_bad_columns(tmp_path):
@@ -488,28 +517,37 @@ def test_degenerate_warning_counts_the_causes_that_occurred(measure, run, causes
     message = str(next(w.message for w in record if issubclass(w.category, pm.DegenerateQueryWarning)))
     for cause in causes:
         assert cause in message
-    assert message.count(": ") == len(causes) + 1  # the measure's prefix, then one entry per cause
+    assert message.count(": ") == len(causes) + 2  # the measure's prefix, the outcome, then one entry per cause
 
 
-def test_degenerate_queries_can_be_excluded_and_counted():
-    excluded = pm.Duo(rel=1, degenerate="exclude") @ 10
+def test_degenerate_queries_are_left_out_and_counted_or_given_the_default():
+    excluded = pm.Duo(rel=1) @ 10
+    assert pm.Duo(rel=1, degenerate="exclude") @ 10 == excluded  # the default, omitted from the name
     counted = ir_measures.parse_measure("Measured(of=\"Duo(rel=1,degenerate='exclude')@10\")")
-    assert counted == pm.Measured(of=excluded)
+    assert counted == pm.Measured(of=excluded) and str(counted) == "Measured(of='Duo(rel=1)@10')"
+    defaulted = pm.Duo(rel=1, degenerate="default") @ 10
     with pytest.warns(pm.DegenerateQueryWarning) as record:
         values = {(str(m.measure), m.query_id): m.value
-                  for m in ir_measures.iter_calc([excluded, counted, pm.Duo(rel=1) @ 10], QRELS, RUN)}
+                  for m in ir_measures.iter_calc([excluded, counted, defaulted], QRELS, RUN)}
     messages = sorted(str(w.message) for w in record)
-    assert len(messages) == 2 and messages[0].startswith("Duo(rel=1)@10: 2 of 3 queries had nothing to measure and got 0.5")
-    assert re.search(r"2 of 3 queries had nothing to measure and got NaN, left out of the mean.*Measured\(of=", messages[1])
-    q1 = values[("Duo(rel=1)@10", "q1")]
-    assert np.isnan(values[(str(excluded), "q2")]) and np.isnan(values[(str(excluded), "q3")])
+    assert len(messages) == 2
+    assert messages[0].startswith("Duo(rel=1)@10: 2 of 3 queries had nothing to measure and were left out (no value, "
+                                  "not in the mean): ") and "Measured(of='Duo(rel=1)@10') counts" in messages[0]
+    assert messages[1].startswith("Duo(rel=1,degenerate='default')@10: 2 of 3 queries had nothing to measure and got "
+                                  "0.5, counted in the mean")
+    q1 = values[(str(defaulted), "q1")]
+    assert {q for (m, q) in values if m == str(excluded)} == {"q1"} and values[(str(excluded), "q1")] == q1
     assert [values[(str(counted), q)] for q in ("q1", "q2", "q3")] == [1.0, 0.0, 0.0]
+    assert not any(np.isnan(v) for v in values.values())  # no NaN, as from any ir_measures measure
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
-        means = ir_measures.calc_aggregate([excluded, counted, pm.Duo(rel=1) @ 10], QRELS, RUN)
+        means = ir_measures.calc_aggregate([excluded, counted, defaulted, nDCG @ 10], QRELS, RUN)
+        metrics = list(ir_measures.iter_calc([excluded, nDCG @ 10], QRELS, RUN))  # through ir_measures' fallback
     assert means[excluded] == pytest.approx(q1)  # the mean over the one measured query
     assert means[counted] == 1
-    assert means[pm.Duo(rel=1) @ 10] == pytest.approx((q1 + 0.5 + 0.5) / 3)  # the documented default is unchanged
+    assert means[defaulted] == pytest.approx((q1 + 0.5 + 0.5) / 3)  # the documented default is unchanged
+    assert sorted(m.query_id for m in metrics if m.measure == excluded) == ["q1"]
+    assert sorted(m.query_id for m in metrics if m.measure == nDCG @ 10) == ["q1", "q2", "q3"]
 
 
 def test_measured_needs_a_pairmeasures_measure():
@@ -543,8 +581,9 @@ class _Faulty(pm.PairMeasure):
 ])
 def test_the_provider_checks_every_measures_output(output, message):
     _Faulty.OUTPUT = staticmethod(output)
-    with pytest.raises(pm.MeasureOutputError, match=rf"Faulty \(from {__name__}\): {message}"):
-        ir_measures.calc_aggregate([_Faulty()], QRELS, RUN)
+    faulty = _Faulty(degenerate="default")  # NaN is a value only for a query the measure leaves out
+    with pytest.raises(pm.MeasureOutputError, match=rf"Faulty\(degenerate='default'\) \(from {__name__}\): {message}"):
+        ir_measures.calc_aggregate([faulty], QRELS, RUN)
 
 
 def test_a_measure_may_give_nan_to_degenerate_queries_it_excludes():
@@ -675,7 +714,7 @@ def test_warnings_about_the_data_point_at_the_users_call(tmp_path):
 def test_the_degenerate_warning_of_signed_duo_says_what_the_queries_got():
     with pytest.warns(pm.DegenerateQueryWarning, match=r"2 of 3 queries had nothing to measure and got 0\.5 times the "
                                                        r"sign of the signed raw sum \(0 when nothing is summed\)"):
-        values = per_query_warned(pm.Duo(rel=1, signed=True) @ 10)
+        values = per_query_warned(pm.Duo(rel=1, signed=True, degenerate="default") @ 10)
     assert values["q2"] == 0.0 and values["q3"] == 0.0  # fewer than 3 documents / none: nothing summed
 
 

@@ -1,5 +1,6 @@
 """pm.pooled: a group measure over all queries at once equals FairRankTune fed every query's ranking as a column,
-items named by (query, document)."""
+items named by (query, document). The comparisons spell out the reference's order of tied documents,
+``ties='trec_eval'`` (:func:`fairranktune_input`)."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ def test_ratio_pooling_equals_fairranktune(seed, n_groups, cutoff, combo):
     run = random_run(seed, 30, n_groups, 12)
     ranking, groups = fairranktune_input(run, cutoff)
     expected, per_group = frt_EXP(ranking, groups, combo)
-    measure = _MeanExposure(combo=combo) @ cutoff
+    measure = _MeanExposure(combo=combo, ties="trec_eval") @ cutoff
     result = pooled_value(measure, run)
     assert result.value == pytest.approx(expected, abs=1e-12, rel=1e-12)
     assert {str(g): v for g, v in result.groups.items()} == pytest.approx(
@@ -112,7 +113,7 @@ def test_sum_pooling_equals_fairranktune(seed, n_groups, cutoff, combo):
     run = random_run(seed, 25, n_groups, 12)
     ranking, groups = fairranktune_input(run, cutoff)
     expected, _ = frt_ERBE(ranking, groups, 0.5, combo)
-    assert pm.pooled(_RBPExposure(combo=combo) @ cutoff, run) == pytest.approx(expected, abs=1e-12, rel=1e-12)
+    assert pm.pooled(_RBPExposure(combo=combo, ties="trec_eval") @ cutoff, run) == pytest.approx(expected, abs=1e-12, rel=1e-12)
 
 
 @pytest.mark.parametrize("seed, n_groups", [(7, 2), (8, 3), (9, 4)])
@@ -133,7 +134,7 @@ def test_summed_favoured_pairs_equal_fairranktune_ranking_by_ranking(seed, n_gro
             totals[str(group)] = totals.get(str(group), 0.0) + value
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pm.DegenerateQueryWarning)  # queries where a group fills the whole list
-        result = pooled_value(_FavouredPairs() @ 10, run)
+        result = pooled_value(_FavouredPairs(ties="trec_eval") @ 10, run)
     assert {str(g): v for g, v in result.groups.items()} == pytest.approx(totals, abs=1e-12)
     values = np.array(list(totals.values()))
     assert result.value == pytest.approx(values.max() - values.min(), abs=1e-12)
@@ -165,10 +166,12 @@ def test_pyterrier_frames_are_taken_as_a_pipeline_returns_them():
 def test_one_group_overall_is_degenerate_with_a_warning():
     run = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"], "score": [2.0, 1, 1],
                         "group": ["x", "x", "x"]})
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"nothing to combine \(one group only\) and gets nan"):
+        assert np.isnan(pm.pooled(_MeanExposure(), run))  # left out, as a query with nothing to measure
     with pytest.warns(pm.DegenerateQueryWarning, match=r"nothing to combine \(one group only\) and gets 0.0"):
-        assert pm.pooled(_MeanExposure(), run) == 0.0
+        assert pm.pooled(_MeanExposure(degenerate="default"), run) == 0.0
     with pytest.warns(pm.DegenerateQueryWarning, match="gets 1.0"):
-        assert pm.pooled(_MeanExposure(combo="MinMaxRatio"), run) == 1.0
+        assert pm.pooled(_MeanExposure(combo="MinMaxRatio", degenerate="default"), run) == 1.0
 
 
 def test_queries_come_from_the_qrels_when_given():
@@ -233,6 +236,7 @@ def test_builtin_measures_pool_as_fairranktune(seed, n_groups, cutoff, max_rel, 
         f"AWRF(form='groups', combo='{combo}', p=0.3)": AWRF(r, g, 0.3, combo)[0],
     }
     for text, value in expected.items():
+        text = text.replace("(", "(ties='trec_eval', ", 1)
         assert pm.pooled(f"{text}@{cutoff}", run, qrels) == pytest.approx(value, abs=1e-12, rel=1e-12), text
 
 

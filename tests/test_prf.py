@@ -29,9 +29,14 @@ def judged(clicks: dict) -> pd.DataFrame:
 
 
 def per_query(measure, qrels, run) -> dict:
+    """Judged query -> value; NaN for a query the measure left out (not yielded: no NaN comes from iter_calc)."""
+    values = dict.fromkeys(qrels["query_id"], math.nan)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
-        return {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+        for metric in ir_measures.iter_calc([measure], qrels, run):
+            assert not math.isnan(metric.value)
+            values[metric.query_id] = metric.value
+    return values
 
 
 def brute_force(scores, clicked, in_group, normed=False) -> float:
@@ -105,8 +110,8 @@ def test_only_clicked_passages_need_a_label():
     qrels = judged({"q": {"b": 1}})
     assert per_query(pm.PRF(labels="group", of="m"), qrels, run) == {"q": 0.0}
     with pytest.raises(pm.RunInputError, match="no group for document 'a' of query 'q'"):
-        per_query(pm.PRF(labels="group", of="m"), judged({"q": {"a": 1}}), run)
-    skipped = per_query(pm.PRF(labels="group", of="m", missing="skip"), judged({"q": {"a": 1, "b": 1}}), run)
+        per_query(pm.PRF(labels="group", of="m", missing="error"), judged({"q": {"a": 1}}), run)
+    skipped = per_query(pm.PRF(labels="group", of="m"), judged({"q": {"a": 1, "b": 1}}), run)
     assert math.isnan(skipped["q"])  # a is left out, not made non-clicked: b has nothing to beat
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -113,9 +116,9 @@ def test_a_resource_of_the_wrong_kind_fails_before_the_pipeline_runs(toy, tmp_pa
     assert pipeline.calls == 0
 
 
-def test_experiment_excludes_degenerate_queries_and_counts_the_measured_ones():
-    import functools
-
+def test_experiment_leaves_degenerate_queries_out_and_counts_the_measured_ones():
+    """A query a measure leaves out has no row with perquery=True (no NaN), is out of the mean, the +/- counts and
+    the baseline test (over the queries both systems measured), whatever else is measured alongside."""
     from scipy import stats
 
     topics = pd.DataFrame({"qid": ["q1", "q2", "q3", "q4"], "query": ["a", "b", "c", "d"]})
@@ -131,25 +134,75 @@ def test_experiment_excludes_degenerate_queries_and_counts_the_measured_ones():
     # q4 has one judged document: nothing to measure in either system.
     first = run({"q1": "abc", "q2": "def", "q3": "ghi", "q4": "j"})
     second = run({"q1": "cab", "q2": "fde", "q3": "igh", "q4": "j"})
-    duo_excluded = pm.Duo(rel=1, degenerate="exclude") @ 5
-    measured = pm.Measured(of=duo_excluded)
-    metrics = [duo_excluded, measured, pm.Duo(rel=1) @ 5]
-    table = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
-                       perquery=True)
-    values = table.pivot_table(index=["name", "qid"], columns="measure", values="value", dropna=False)
-    assert values[str(duo_excluded)].isna().sum() == 2  # q4 in both systems
-    assert values.loc[("first", "q4"), str(measured)] == 0
-    means = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
-                       baseline=0).set_index("name")
-    measured_first = values.loc["first", str(duo_excluded)].dropna()
-    assert means.loc["first", str(duo_excluded)] == pytest.approx(measured_first.mean())
-    assert means.loc["first", str(duo_excluded)] != pytest.approx(means.loc["first", "Duo(rel=1)@5"])
+    duo5 = pm.Duo(rel=1) @ 5
+    measured = pm.Measured(of=duo5)
+    defaulted = pm.Duo(rel=1, degenerate="default") @ 5
+    metrics = [duo5, measured, defaulted, nDCG @ 5]
+    names = ["first", "second"]
+    for only_ours in (False, True):
+        table = experiment([first, second], topics, qrels, eval_metrics=metrics[:3] if only_ours else metrics,
+                           names=names, perquery=True)
+        assert not table["value"].isna().any()  # no NaN, as from any ir_measures measure
+        assert sorted(table[table.measure == str(duo5)].qid.unique()) == ["q1", "q2", "q3"]  # q4 left out
+    values = table.pivot_table(index=["name", "qid"], columns="measure", values="value")
+    assert values.loc[("first", "q4"), str(measured)] == 0 and values.loc[("first", "q4"), str(defaulted)] == 0.5
+    means = experiment([first, second], topics, qrels, eval_metrics=metrics, names=names, baseline=0).set_index("name")
+    mine = values.loc["first", str(duo5)].dropna()
+    assert means.loc["first", str(duo5)] == pytest.approx(mine.mean())
+    assert means.loc["first", str(duo5)] != pytest.approx(means.loc["first", str(defaulted)])
     assert means.loc["first", str(measured)] == 3
-    assert np.isnan(means.loc["second", f"{duo_excluded} p-value"])  # scipy's default: NaN in, NaN out
-    omit = functools.partial(stats.ttest_rel, nan_policy="omit")
-    tested = experiment([first, second], topics, qrels, eval_metrics=metrics, names=["first", "second"],
-                        baseline=0, test=omit).set_index("name")
-    assert np.isfinite(tested.loc["second", f"{duo_excluded} p-value"])
+    theirs = values.loc["second", str(duo5)].dropna()
+    expected = stats.ttest_rel(theirs.to_numpy(), mine.to_numpy())[1]
+    assert means.loc["second", f"{duo5} p-value"] == pytest.approx(expected)  # over the queries both measured
+    assert means.loc["second", f"{duo5} +"] + means.loc["second", f"{duo5} -"] <= 3
+    assert np.isfinite(means.loc["second", "nDCG@5 p-value"]) or means.loc["second", "nDCG@5"] == means.loc["first", "nDCG@5"]
+    raw = experiment([first, second], topics, qrels, eval_metrics=metrics, names=names, perquery=True, dataframe=False)
+    assert str(duo5) not in raw[0]["q4"] and raw[0]["q4"][str(measured)] == 0
+    assert not any(np.isnan(v) for rows in raw.values() for row in rows.values() for v in row.values())
+    both = experiment([first, second], topics, qrels, eval_metrics=metrics, names=names, perquery="both")
+    assert not both[1]["value"].isna().any()  # the means took nothing away or added NaN to the per-query results
+    assert both[0].set_index("name").loc["first", str(duo5)] == pytest.approx(mine.mean())
+    batched = experiment([first, second], topics, qrels, eval_metrics=metrics, names=names, batch_size=1,
+                         baseline=0).set_index("name")
+    pd.testing.assert_frame_equal(batched[sorted(batched.columns)], means[sorted(means.columns)])
+
+
+FIRST_EXPERIMENT = """
+import sys, warnings
+if sys.argv[1] == "pairmeasures first":
+    import pairmeasures as pm
+    assert "pyterrier" not in sys.modules
+    import pyterrier as pt
+else:
+    import pyterrier as pt
+    import pairmeasures as pm
+from ir_measures import nDCG
+from pairmeasures.demo import load_toy
+toy, duo = load_toy(), pm.Duo(rel=2) @ 3
+names = sys.argv[2:]
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
+    table = pt.Experiment([pt.Transformer.from_df(toy.runs[n]) for n in names], toy.topics, toy.qrels,
+                          eval_metrics=[duo, pm.Measured(of=duo), nDCG @ 3], names=names)
+print(table.set_index("name").to_json())
+"""
+
+
+@pytest.mark.parametrize("imports", ["pairmeasures first", "pyterrier first"])
+def test_a_system_whose_every_query_is_left_out_keeps_its_values_under_their_columns(imports):
+    """PyTerrier lines up each system's means by position: a system that has no value of a measure on any query
+    (pro-first: its top 3 hold a document judged 1 for every query) must not shift the other system's columns,
+    also in the first pt.Experiment of a fresh interpreter, whichever of pairmeasures and PyTerrier came first."""
+    duo = pm.Duo(rel=2) @ 3
+    counted = str(pm.Measured(of=duo))
+    for names in (["interleaved", "pro-first"], ["pro-first", "interleaved"]):
+        done = subprocess.run([sys.executable, "-c", FIRST_EXPERIMENT, imports, *names], capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        table = pd.read_json(io.StringIO(done.stdout))
+        assert table.loc["interleaved", counted] == 3 and table.loc["pro-first", counted] == 0
+        assert 0 <= table.loc["interleaved", str(duo)] < 1 and np.isnan(table.loc["pro-first", str(duo)])
+        assert 0 < table.loc["pro-first", "nDCG@3"] <= 1
 
 
 def test_a_protected_group_no_document_has_is_an_error_but_a_batch_may_lack_it(toy):
@@ -166,7 +219,7 @@ def test_a_protected_group_no_document_has_is_an_error_but_a_batch_may_lack_it(t
     assert {warning.filename for warning in record} == {__file__}  # the warning names this call
     whole = experiment([system], toy.topics, toy.qrels, eval_metrics=[pm.rKL(protected="pro") @ 5],
                        perquery=True).set_index("qid")["value"]
-    assert per_query["q1"] == 0.0 and per_query.to_dict() == whole.to_dict()
+    assert "q1" not in per_query.index and per_query.to_dict() == whole.to_dict()  # q1 left out, in both
 
 
 def wiki_balance_natural_mirror(folder, data_dir):

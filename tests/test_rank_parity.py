@@ -1,7 +1,9 @@
 """NDKL, ARP and IAA: parity with FairRankTune 0.0.7, brute force, hand-worked cases, degenerate queries.
 
 One query is one FairRankTune ranking: the considered documents (top k of the system's ranking, ties by
-document id descending as trec_eval, then ``rel=``) in rank order, their groups and utilities.
+document id descending as trec_eval, then ``rel=``) in rank order, their groups and utilities. The comparisons with
+FairRankTune spell out that reference behaviour (:data:`REFERENCE`): ``ties='trec_eval'``, and a query with nothing to
+measure given the documented value (``degenerate='default'``), as FairRankTune gives every ranking a number.
 """
 
 from __future__ import annotations
@@ -65,9 +67,15 @@ def frt_inputs(docs: pd.DataFrame, max_rel: int = 1):
     return ranking, groups, utility
 
 
+#: The reference behaviour the comparisons spell out (the library's defaults are ties='system', degenerate='exclude').
+REFERENCE = {"ties": "trec_eval", "degenerate": "default"}
+
+
 def build(measure, cutoff, rel, **params):
-    """``measure(**params, rel=rel) @ cutoff``, leaving out what is None."""
-    measure = measure(**params, **({} if rel is None else {"rel": rel}))
+    """``measure(**REFERENCE, **params, rel=rel) @ cutoff``, leaving out what is None (MaxMinRatio keeps leaving out
+    what FairRankTune makes infinite)."""
+    reference = {k: v for k, v in REFERENCE.items() if not (k == "degenerate" and params.get("combo") == "MaxMinRatio")}
+    measure = measure(**reference, **params, **({} if rel is None else {"rel": rel}))
     return measure @ cutoff if cutoff else measure
 
 
@@ -217,8 +225,9 @@ def test_hand_worked_ndkl():
 
 def test_hand_worked_ndkl_against_everything_retrieved():
     run, qrels = one_query("AABB")
-    # target='considered' at 1: one group, 0 (degenerate); against the retrieved (1/2, 1/2): ln 2.
-    assert ours(pm.NDKL @ 1, run, qrels)["q"] == 0.0
+    # target='considered' at 1: one group, nothing to measure (0 as documented); against the retrieved: ln 2.
+    assert "q" not in ours(pm.NDKL @ 1, run, qrels)
+    assert ours(pm.NDKL(degenerate="default") @ 1, run, qrels)["q"] == 0.0
     assert ours(pm.NDKL(target="retrieved") @ 1, run, qrels)["q"] == pytest.approx(math.log(2), abs=1e-15)
     # at 2 the considered documents are [A, A]: every prefix is (1, 0) against (1/2, 1/2)
     assert ours(pm.NDKL(target="retrieved") @ 2, run, qrels)["q"] == pytest.approx(math.log(2), abs=1e-15)
@@ -251,12 +260,15 @@ def test_iaa_reads_qrels_without_rel_and_unjudged_documents_have_no_utility():
     assert ours(pm.IAA, run, qrels.head(1))["q"] == pytest.approx(1 / math.log2(3), abs=1e-15)
 
 
-def test_ties_are_ranked_by_document_id_descending():
+def test_ties_are_ranked_by_document_id_descending_with_ties_trec_eval():
     run = pd.DataFrame({"query_id": "q", "doc_id": ["a", "b", "c"], "score": 1.0, "group": ["X", "Y", "Y"]})
     qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
     # order c, b, a: Y, Y, X; X wins no mixed pair
+    assert ours(pm.ARP(ties="trec_eval"), run, qrels)["q"] == 1.0
+    assert ours(pm.IAA(ties="trec_eval"), run, qrels)["q"] == pytest.approx(1 + 1 / math.log2(3) + abs(0.5 - 1), abs=1e-15)
+    # by default the order the system showed (here the rows'): a, b, c, X first: X wins both mixed pairs
     assert ours(pm.ARP, run, qrels)["q"] == 1.0
-    assert ours(pm.IAA, run, qrels)["q"] == pytest.approx(1 + 1 / math.log2(3) + abs(0.5 - 1), abs=1e-15)
+    assert ours(pm.IAA, run, qrels)["q"] == pytest.approx(abs(1 - 1) + 1 / math.log2(3) + 0.5, abs=1e-15)
 
 
 # --- degenerate queries ------------------------------------------------------------------------------------------
@@ -267,16 +279,19 @@ def test_degenerate_queries_get_documented_values_and_causes():
     qrels = pd.DataFrame({"query_id": ["one", "two", "empty"], "doc_id": ["a", "c", "z"], "relevance": [1, 1, 1]})
     for measure, cause in [(pm.NDKL, "one group only"), (pm.ARP, "one group only"), (pm.IAA(rel=1), None)]:
         with pytest.warns(pm.DegenerateQueryWarning) as caught:
-            values = {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+            values = {m.query_id: m.value for m in ir_measures.iter_calc([measure(degenerate="default")], qrels, run)}
         message = str(caught[0].message)
         assert "no documents" in message and (cause is None or cause in message)
         assert values["empty"] == 0.0
         if cause:
             assert values["one"] == 0.0
+        with pytest.warns(pm.DegenerateQueryWarning):
+            left = {m.query_id for m in ir_measures.iter_calc([measure], qrels, run)}
+        assert "empty" not in left and (not cause or "one" not in left)  # by default, left out
     # MaxMinRatio: 'Z' is below every other document (FPR 0), FairRankTune's inf: left out of the mean by default
     with pytest.warns(pm.DegenerateQueryWarning, match="undefined"):
         values = {m.query_id: m.value for m in ir_measures.iter_calc([pm.ARP(combo="MaxMinRatio")], qrels, run)}
-    assert math.isnan(values["two"]) and math.isnan(values["one"])
+    assert "two" not in values and "one" not in values
     with pytest.warns(pm.DegenerateQueryWarning, match="undefined"):
         values = {m.query_id: m.value for m in ir_measures.iter_calc([pm.ARP(combo="MaxMinRatio", degenerate="default")],
                                                                      qrels, run)}
@@ -317,7 +332,7 @@ def test_missing_group_names_the_document():
     run, qrels = one_query("AB")
     run.loc[1, "group"] = None
     with pytest.raises(pm.RunInputError, match="NDKL.*no group for document 'd1' of query 'q'"):
-        ours(pm.NDKL, run, qrels)
+        ours(pm.NDKL(missing="error"), run, qrels)
 
 
 def test_one_pass_through_calc_aggregate_and_pt_experiment():

@@ -93,8 +93,8 @@ def test_rab_arab_from_text_match_reference(case, tmp_path):
                           for component in ("bias", "female", "male")}
                 for qid in lists:
                     expected = [golden_number(v) for v in case["expected"]["per_query"][qid][variant][name][str(t)]]
-                    if not lists[qid]:  # the reference gives NaN for a query without results
-                        assert all(math.isnan(v) for v in expected) and values["bias"][qid] == 0.0
+                    if not lists[qid]:  # the reference gives NaN for a query without results: left out here
+                        assert all(math.isnan(v) for v in expected) and qid not in values["bias"]
                         continue
                     assert values["bias"][qid] == pytest.approx(expected[2] - expected[1], abs=1e-9)
                     assert values["female"][qid] == pytest.approx(expected[1], abs=1e-9)
@@ -171,10 +171,14 @@ def test_nfairr_background_is_everything_the_run_retrieved():
     assert omega == list(neutrality([[2, 0], [0, 2], [0, 0], [1, 1]], [0.5, 0.5]))
 
 
-def test_nfairr_zero_ideal_warns_and_gives_zero():
+def test_nfairr_zero_ideal_warns_and_is_left_out_or_zero():
     run = run_from({"q": [("a", "she she"), ("b", "he he")], "r": [("c", "neutral")]})
-    with pytest.warns(pm.DegenerateQueryWarning, match=r"NFaiRR@2: 1 of 2 queries .*got 0\.0\. 1: IFaiRR <= 0 .*\(e\.g\. 'q'\)"):
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"NFaiRR@2: 1 of 2 queries .*left out .*: 1: IFaiRR <= 0 .*\(e\.g\. 'q'\)"):
         values = {m.query_id: m.value for m in ir_measures.iter_calc([pm.NFaiRR @ 2], qrels_for(["q", "r"]), run)}
+    assert values == {"r": 1.0}
+    documented = pm.NFaiRR(degenerate="default") @ 2
+    with pytest.warns(pm.DegenerateQueryWarning, match=r"1 of 2 queries .*got 0\.0, counted in the mean: 1: IFaiRR <= 0"):
+        values = {m.query_id: m.value for m in ir_measures.iter_calc([documented], qrels_for(["q", "r"]), run)}
     assert values == {"q": 0.0, "r": 1.0}
 
 
@@ -254,6 +258,9 @@ def test_missing_text_column_says_how_to_add_it():
 def test_missing_and_non_string_texts_name_the_document():
     run = run_from({"q": [("a", "she"), ("b", None)]})
     with pytest.raises(pm.RunInputError, match="no text for document 'b' of query 'q'.*missing='skip' or 'neutral'"):
+        ir_measures.calc_aggregate([pm.TExFAIR(missing="error") @ 5], qrels_for(["q"]), run)
+    with pytest.warns(pm.MissingSideInfoWarning, match="TExFAIR@5: 1 of 2 considered documents have no text in the run's "
+                                                       "'text' column and were skipped"):
         ir_measures.calc_aggregate([pm.TExFAIR @ 5], qrels_for(["q"]), run)
     run = run_from({"q": [("a", "she"), ("b", 42)]})
     with pytest.raises(pm.RunInputError, match="text of document 'b' of query 'q'.*is a int, not a string"):

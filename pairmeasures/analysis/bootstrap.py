@@ -174,8 +174,10 @@ def check_per_query(per_query: pd.DataFrame) -> None:
 def summarize(per_query: pd.DataFrame, *, baseline: str | None = None, resamples: int = 10_000,
               seed: int = 0, topics: Sequence[str] | None = None) -> pd.DataFrame:
     """Summary frame of a per-query frame: per (system, measure) the mean over measured queries, ``n``,
-    ``excluded`` (topics without a row), the paired bootstrap interval ``low``/``high`` and, with a
-    ``baseline`` system, ``diff``/``diff_low``/``diff_high`` (see :func:`paired_bootstrap`).
+    ``excluded`` (topics without a row), the paired bootstrap interval ``low``/``high``, with a ``baseline`` system
+    ``diff``/``diff_low``/``diff_high`` (see :func:`paired_bootstrap`), and ``common_mean``: the mean over the
+    ``common_n`` queries every system measured on that measure (the mean to compare across systems when they measured
+    different queries; ``mean`` itself where they all measured the same).
 
     ``topics`` is the topic set (default: every qid in ``per_query``). A measure is resampled over the queries
     at least one system measured on it, with the same draws (``seed``) for every measure.
@@ -208,12 +210,16 @@ def summarize(per_query: pd.DataFrame, *, baseline: str | None = None, resamples
         for warning in caught:  # shown at the caller's line, not this one
             warnings.warn(warning.message, warning.category, stacklevel=2)
         nan = np.full(len(systems), np.nan)
+        values = matrix.to_numpy(dtype=np.float64)
+        common = ~np.isnan(values).any(axis=0)
         rows.append(pd.DataFrame({
             "system": systems, "measure": measure, "mean": stats["mean"], "n": stats["n"],
             "excluded": len(topic_set) - stats["n"], "low": stats["low"], "high": stats["high"],
             "diff": stats.get("diff", nan), "diff_low": stats.get("diff_low", nan),
-            "diff_high": stats.get("diff_high", nan)}))
-    columns = ["system", "measure", "mean", "n", "excluded", "low", "high", "diff", "diff_low", "diff_high"]
+            "diff_high": stats.get("diff_high", nan),
+            "common_mean": values[:, common].mean(axis=1) if common.any() else nan, "common_n": int(common.sum())}))
+    columns = ["system", "measure", "mean", "n", "excluded", "low", "high", "diff", "diff_low", "diff_high",
+               "common_mean", "common_n"]
     if not rows:
         raise ValueError("per_query has no rows: nothing to summarise")
     return pd.concat(rows, ignore_index=True)[columns]

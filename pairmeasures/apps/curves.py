@@ -37,7 +37,7 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
     """
     import pandas as pd
 
-    from ..measures.base import DegenerateQueryWarning
+    from ..measures.base import DegenerateQueryWarning, MissingSideInfoWarning
     from ..measures.provider import provider
     from ..sideinfo.progress import progress_bar
 
@@ -50,6 +50,7 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
     for system, run in progress_bar(list(_checked_runs(runs).items()), desc="bias by cut-off", unit="system"):
         with warnings.catch_warnings():  # every k of a family would warn; n counts the measured queries
             warnings.simplefilter("ignore", DegenerateQueryWarning)
+            warnings.simplefilter("ignore", MissingSideInfoWarning)
             try:
                 values = [values for _, _, values in evaluator.values(_ir_frame(run, f"run of system {system!r}"))]
             except ValueError as error:  # the provider's message names the measure and the column to add
@@ -83,7 +84,7 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
     import pandas as pd
 
     from ..analysis import paired_bootstrap
-    from ..measures.base import DegenerateQueryWarning, PairMeasure
+    from ..measures.base import DegenerateQueryWarning, MissingSideInfoWarning, PairMeasure
     from ..sideinfo.progress import progress_bar
 
     if not methods:
@@ -113,6 +114,7 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
         reranked = reranker.transform(base_run)
         with warnings.catch_warnings():  # every run of the curve would warn; n counts the measured queries
             warnings.simplefilter("ignore", DegenerateQueryWarning)
+            warnings.simplefilter("ignore", MissingSideInfoWarning)
             frame = _ir_frame(reranked, f"{method}({Lambda})'s output")
             run = scores_by_query(frame) if not isinstance(relevance_measure, PairMeasure) else frame
             per_query = pd.DataFrame([*relevance_evaluator.iter_calc(run), *bias_evaluator.iter_calc(frame)])

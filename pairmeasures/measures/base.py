@@ -26,11 +26,14 @@ from .ranked import RankedLists
 from .sideinputs import MissingSideInfoWarning, SideInput, attach, resource_example, source_for
 
 __all__ = ["PairMeasure", "MeasureValues", "SideInput", "DegenerateQueryWarning", "MissingSideInfoWarning",
-           "COMMON_PARAMS", "RangedParam", "MAX_CUTOFF", "TIE_POLICIES", "MeasureOutputError", "degenerate_causes", "DIRECTIONS",
+           "COMMON_PARAMS", "RangedParam", "MAX_CUTOFF", "TIE_POLICIES", "DEFAULT_TIES", "MeasureOutputError", "degenerate_causes", "DIRECTIONS",
            "EXPERIMENT_PLUS"]
 
 #: How documents of equal score are ordered (the ``ties`` parameter): as trec_eval orders them, or as the system did.
 TIE_POLICIES = ("trec_eval", "system")
+
+#: The tie policy of a measure without a ``ties`` parameter (a plugin's), as of every built-in measure by default.
+DEFAULT_TIES = "system"
 
 #: The largest cutoff a measure accepts (some formulas build tables as long as the cutoff).
 MAX_CUTOFF = 10**7
@@ -58,7 +61,9 @@ EXPERIMENT_PLUS = {
 
 
 class DegenerateQueryWarning(UserWarning):
-    """Some queries had nothing to measure and got the measure's documented default value."""
+    """Some queries had nothing to measure: left out of the per-query values and the mean (``degenerate='exclude'``,
+    the default) or given the measure's documented value (``degenerate='default'``). The same warning counts the
+    considered documents without side information (``missing='skip'`` or ``'neutral'``)."""
 
 
 class MeasureOutputError(RuntimeError):
@@ -130,9 +135,9 @@ class RangedParam(measures.ParamInfo):
 COMMON_PARAMS = {
     "cutoff": RangedParam(dtype=int, required=False, low=1, high=MAX_CUTOFF, desc="ranking cutoff: only the top k documents of the system's ranking are considered"),
     "rel": measures.ParamInfo(dtype=int, default=None, desc="relevance threshold: only documents with a qrel >= rel count, in the order the system ranked them (default: every ranked document)"),
-    "missing": measures.ParamInfo(dtype=str, choices=("error", "skip"), default="error", desc="a considered document without side information: 'error' (default) or 'skip' it"),
-    "degenerate": measures.ParamInfo(dtype=str, choices=("default", "exclude"), default="default", desc="a query with nothing to measure: 'default' gives it the measure's documented value, counted in the mean; 'exclude' gives it NaN and leaves it out of the mean"),
-    "ties": measures.ParamInfo(dtype=str, choices=TIE_POLICIES, default="trec_eval", desc="documents of equal score: 'trec_eval' (default) orders them by document id, descending, as trec_eval does; 'system' keeps the order the system showed (the run's rank column, else its row order)"),
+    "missing": measures.ParamInfo(dtype=str, choices=("error", "skip"), default="skip", desc="a considered document without side information: 'skip' it (default; counted and said in one warning per measure and run) or raise an 'error' naming the first"),
+    "degenerate": measures.ParamInfo(dtype=str, choices=("default", "exclude"), default="exclude", desc="a query with nothing to measure: 'exclude' (default) leaves it out of the per-query values and the mean, counted (Measured(of=...)); 'default' gives it the measure's documented value, counted in the mean"),
+    "ties": measures.ParamInfo(dtype=str, choices=TIE_POLICIES, default="system", desc="documents of equal score: 'system' (default) keeps the order the system showed (the run's rank column, else its row order); 'trec_eval' orders them by document id, descending, as trec_eval does"),
 }
 
 
@@ -190,7 +195,7 @@ class PairMeasure(measures.Measure):
     def tie_policy(self) -> str:
         """How the provider orders this measure's documents of equal score: ``"trec_eval"`` (by document id,
         descending) or ``"system"`` (the run's rank column, else its row order); see :data:`TIE_POLICIES`."""
-        return str(self.param("ties")) if "ties" in self.SUPPORTED_PARAMS else "trec_eval"
+        return str(self.param("ties")) if "ties" in self.SUPPORTED_PARAMS else DEFAULT_TIES
 
     def needs_relevance(self) -> bool:
         """Whether the provider must attach qrels to the ranked lists (``rel`` is set)."""

@@ -11,13 +11,15 @@ from ir_measures.measures.base import SumAgg
 from .base import MeasureValues, PairMeasure, SideInput
 from .ranked import RankedLists
 from .registry import register_builtin
+from .sideinputs import noting_left_out
 
 __all__ = ["Measured"]
 
 
 class _Measured(PairMeasure):
     r"""Per query 1 when the measure ``of`` had something to measure, 0 when the query was degenerate (or
-    had no results); the aggregate is the sum, the number of measured queries:
+    had no results), whether ``of`` leaves such queries out (the default) or gives them its documented value; the
+    aggregate is the sum, the number of measured queries:
 
     .. math::  \mathrm{Measured} = \sum_{q} [\,q \text{ is not degenerate for } \mathit{of}\,]
 
@@ -39,8 +41,18 @@ class _Measured(PairMeasure):
     PAGES = ("getting-started.md",)
 
     def __call__(self, **params) -> "PairMeasure":
-        if isinstance(params.get("of"), measures.Measure):
-            params["of"] = str(params["of"])
+        """A copy counting the measured queries of ``of`` (a measure or its string, kept as the measure's canonical
+        string: ``of="Duo(degenerate='exclude')@10"`` is ``of='Duo@10'``)."""
+        of = params.get("of")
+        if isinstance(of, str):
+            import ir_measures
+
+            try:
+                of = ir_measures.parse_measure(of)
+            except (ValueError, NameError, SyntaxError, TypeError, AssertionError):
+                pass  # check_params names it
+        if isinstance(of, measures.Measure):
+            params["of"] = str(of)
         return super().__call__(**params)
 
     def check_params(self) -> None:
@@ -91,7 +103,8 @@ class _Measured(PairMeasure):
         return self.counted().tie_policy()
 
     def evaluate(self, lists: RankedLists) -> MeasureValues:
-        result = self.counted().evaluate(lists)
+        with noting_left_out():  # the measure counted says what it left out; the count does not say it again
+            result = self.counted().evaluate(lists)
         degenerate = np.asarray(result.degenerate, dtype=bool)
         return MeasureValues(values=(~degenerate).astype(np.float64), degenerate=np.zeros(degenerate.size, dtype=bool))
 

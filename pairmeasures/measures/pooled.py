@@ -133,6 +133,7 @@ def ranked_lists_for(measure: PairMeasure, run: Any, qrels: Any):
         lookup = QrelsLookup(judgements) if measure.needs_relevance() else None
     wanted = set(measure.run_columns()) | {c for c in measure.optional_run_columns() if c in frame.columns}
     try:
-        return build_ranked_lists(frame, np.asarray(query_ids, dtype=object), measure.depth(), sorted(wanted), lookup)
+        return build_ranked_lists(frame, np.asarray(query_ids, dtype=object), measure.depth(), sorted(wanted), lookup,
+                                  ties=measure.tie_policy())
     except RunInputError as exc:
         raise RunInputError(f"{measure}: {exc}") from None

@@ -24,7 +24,7 @@ _GROUP_INPUT = SideInput(column="group", param="group", kind="labels")
 _PRF_PARAMS = {
     **TERM_PARAMS,
     "rel": measures.ParamInfo(dtype=int, default=1, desc="click threshold: a passage with a qrel >= rel is clicked, every other ranked passage (unjudged included) is non-clicked; unlike other measures, no passage is dropped"),
-    "missing": measures.ParamInfo(dtype=str, choices=("error", "skip", "neutral"), default="error", desc="a clicked passage without a group label (labels='group') or text (labels='terms'): 'error' (default), 'skip' it (it leaves the pairs), or count it as 'neutral' (of no group); non-clicked passages need neither"),
+    "missing": measures.ParamInfo(dtype=str, choices=("error", "skip", "neutral"), default="skip", desc="a clicked passage without a group label (labels='group') or text (labels='terms'): 'skip' it (default; it leaves the pairs, counted and said in one warning per measure and run), raise an 'error' naming the first, or count it as 'neutral' (of no group); non-clicked passages need neither"),
     "of": measures.ParamInfo(dtype=(str, int), default="male", desc="the group g whose clicked passages are compared with all non-clicked ones: a group of contrast= (labels='terms') or a label of the group column (labels='group', compared as text)"),
     "labels": measures.ParamInfo(dtype=str, choices=("terms", "group"), default="terms", desc="where passage groups come from: 'terms' the sign of the gender magnitude of the passage text (IBBR's d(p)), 'group' the run's group column or the resource named by group="),
     "group": measures.ParamInfo(dtype=str, default=None, desc="labels='group': resource giving group labels (e.g. 'beir:DIR' reading labels.tsv) instead of the run's group column"),

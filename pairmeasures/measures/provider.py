@@ -2,13 +2,17 @@
 
 The evaluator sorts a run once into :class:`RankedLists` (cut at the deepest cutoff asked for)
 and lets each measure compute all queries at once; no Python loop runs per query.
+
+A query a measure leaves out (``degenerate='exclude'``, the default) is not in its iteration: no value, no NaN, as
+no ir_measures measure yields NaN. What was left out, queries and documents without side information, is counted
+in one warning per measure and run; ``Measured(of=...)`` counts the measured queries. How ``ir_measures`` and
+``pt.Experiment`` are told not to fill such queries in is :mod:`pairmeasures.measures.frameworks`.
 """
 
 from __future__ import annotations
 
-import sys
 import warnings
-from typing import Iterable, Iterator, List, Optional, cast
+from typing import Iterable, Iterator, List, Optional, Sequence, cast
 
 import numpy as np
 from ir_measures import Metric, providers
@@ -16,6 +20,7 @@ from ir_measures.measures import Measure
 from ir_measures.util import QrelsConverter, RunConverter
 
 from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure
+from .frameworks import JudgedMetrics, adapt_frameworks, adapt_when_loaded
 from .ranked import (
     QrelsLookup,
     RankedLists,
@@ -27,7 +32,7 @@ from .ranked import (
     relevance_problem,
     user_stacklevel,
 )
-from .sideinputs import missing_side_columns
+from .sideinputs import LeftOutDocuments, MissingSideInfoWarning, missing_side_columns, noting_left_out
 
 __all__ = ["PairProvider", "PairEvaluator", "provider"]
 
@@ -57,7 +62,7 @@ class PairProvider(providers.Provider):
         measures = list(measures)
         for measure in measures:
             measure.check_resources()
-        _pyterrier_uses_aggregators(measures)
+        adapt_frameworks(measures)
         return PairEvaluator(measures, qrels)
 
 
@@ -89,37 +94,46 @@ class PairEvaluator(providers.Evaluator):
             self._lookup = QrelsLookup(self._qrels)
         return self._lookup
 
+    def iter_calc(self, run) -> Iterator[Metric]:
+        """Every judged query's value of every measure, except the queries a measure left out (no default is filled
+        in for them, unlike ``ir_measures.providers.Evaluator.iter_calc``: every other judged query is yielded), as a
+        :class:`~pairmeasures.measures.frameworks.JudgedMetrics` that knows the judged queries."""
+        return JudgedMetrics(self._iter_calc(run), self.query_ids.tolist())
+
     def _iter_calc(self, run) -> Iterator[Metric]:
         for measure, query_ids, values in self.values(run):
-            for query_id, value in zip(query_ids, values.tolist()):
+            measured = ~np.isnan(values)
+            for query_id, value in zip(query_ids[measured], values[measured].tolist()):
                 yield Metric(query_id=query_id, measure=measure, value=value)
 
     def values(self, run) -> Iterator[tuple[PairMeasure, np.ndarray, np.ndarray]]:
-        """``(measure, query_ids, values)`` of every measure, in order, as arrays (NaN: a degenerate query the
-        measure excludes). The cut-offs of one measure family are evaluated together
-        (:meth:`PairMeasure.evaluate_cutoffs`)."""
+        """``(measure, query_ids, values)`` of every measure, in order, as arrays (NaN: a query the measure left out,
+        ``degenerate='exclude'``). The cut-offs of one measure family are evaluated together
+        (:meth:`PairMeasure.evaluate_cutoffs`). What each measure left out is said in one warning per measure."""
         frame = RunConverter(run, strict=False).as_pd_dataframe()
         by_policy: dict[str, RankedLists] = {}  # one sort per tie policy the measures ask for (usually one)
         results: dict[int, MeasureValues] = {}
+        notes: dict[int, list[LeftOutDocuments]] = {}
         for family in _families(self.measures):
             policy = self.measures[family[0]].tie_policy()
             if policy not in by_policy:
                 by_policy[policy] = self._lists(frame, policy)
             lists = by_policy[policy]
-            if len(family) > 1:
-                cutoffs = [self.measures[i].param("cutoff") for i in family]
-                computed = self.measures[family[0]].evaluate_cutoffs(lists, cutoffs)
-            else:
-                computed = [self.measures[family[0]].evaluate(lists)]
+            with noting_left_out() as noted:
+                if len(family) > 1:
+                    cutoffs = [self.measures[i].param("cutoff") for i in family]
+                    computed = self.measures[family[0]].evaluate_cutoffs(lists, cutoffs)
+                else:
+                    computed = [self.measures[family[0]].evaluate(lists)]
             results.update(zip(family, computed))
+            notes.update((position, noted) for position in family)
         query_ids = self.query_ids
         for position, measure in enumerate(self.measures):
             result = _checked(measure, results.pop(position), query_ids)
             values = result.values
-            if result.degenerate.any():
-                _warn_degenerate(measure, query_ids, result)
-                if measure.excludes_degenerate():
-                    values = np.where(result.degenerate, np.nan, values)
+            _warn_left_out(measure, query_ids, result, _documents_left_out(notes.pop(position), measure.depth()))
+            if result.degenerate.any() and measure.excludes_degenerate():
+                values = np.where(result.degenerate, np.nan, values)
             yield measure, query_ids, values
 
     def _lists(self, frame, ties: str = "trec_eval") -> RankedLists:
@@ -190,88 +204,51 @@ def _checked(measure: PairMeasure, result, query_ids: np.ndarray) -> MeasureValu
     return MeasureValues(values=values, degenerate=degenerate, causes=causes)
 
 
-def _warn_degenerate(measure: PairMeasure, query_ids: np.ndarray, result: MeasureValues) -> None:
-    """One warning per measure and run: how many queries had nothing to measure, counted by cause, with examples."""
+def _documents_left_out(notes: Sequence[LeftOutDocuments], cutoff: Optional[int]) -> list[str]:
+    """What the notes of a measure family say about the measure at ``cutoff``, per side input: the note taken at that
+    cut-off, else the deepest (the family prepared once at its deepest cut-off), counted above ``cutoff``."""
+    chosen: dict[str, LeftOutDocuments] = {}
+    for note in notes:
+        known = chosen.get(note.column)
+        if known is None or known.depth != cutoff and (note.depth == cutoff or note.depth is None
+                                                       or known.depth is not None and note.depth > known.depth):
+            chosen[note.column] = note
+    return [sentence for sentence in (note.sentence(cutoff) for note in chosen.values()) if sentence]
+
+
+def _warn_left_out(measure: PairMeasure, query_ids: np.ndarray, result: MeasureValues, documents: list[str]) -> None:
+    """One warning per measure and run: the considered documents without side information (skipped or neutral), and
+    the queries that had nothing to measure, counted by cause, with examples. A :class:`DegenerateQueryWarning` where
+    queries were left out or given the default, else a :class:`MissingSideInfoWarning`."""
     degenerate = result.degenerate
-    causes = result.causes[degenerate] if result.causes is not None else np.full(int(degenerate.sum()), None)
-    causes = np.array([measure.DEGENERATE_REASON if c is None else str(c) for c in causes], dtype=object)
-    degenerate_ids = query_ids[degenerate]
-    kinds, counts = np.unique(causes.astype(str), return_counts=True)
-    parts = []
-    for index in np.argsort(-counts, kind="stable"):
-        examples = ", ".join(repr(q) for q in degenerate_ids[causes == kinds[index]][:3])
-        parts.append(f"{counts[index]}: {kinds[index]} (e.g. {examples})")
-    if measure.excludes_degenerate():
-        outcome = "got NaN, left out of the mean"
-        advice = (f"Measured(of={str(measure)!r}) counts the measured queries; for a pt.Experiment baseline test pass "
-                  "test=functools.partial(scipy.stats.ttest_rel, nan_policy='omit')")
-    else:
-        outcome = f"got {measure.degenerate_value()}"
-        advice = "Pass degenerate='exclude' to leave them out of the mean" if "degenerate" in measure.SUPPORTED_PARAMS else ""
-    skipped = ("documents are counted after missing='skip' left out those without side information; "
-               if "missing" in measure.SUPPORTED_PARAMS and measure.param("missing") == "skip" else "")
-    warnings.warn(
-        f"{measure}: {degenerate_ids.size} of {degenerate.size} queries had nothing to measure and {outcome}. "
-        + skipped + "; ".join(parts) + (f". {advice}." if advice else "."),
-        DegenerateQueryWarning,
-        stacklevel=user_stacklevel(),
-    )
-
-
-def _pyterrier_uses_aggregators(measures: List[PairMeasure]) -> None:
-    """Make pt.Experiment's means use our measures' aggregators, as ``ir_measures.calc_aggregate`` does.
-
-    PyTerrier 1.1 averages the per-query values itself (``pyterrier._evaluation._rendering._mean_of_measures``)
-    instead of asking ``measure.aggregator()``: it would average ``Measured`` counts and take NaN means under
-    ``degenerate='exclude'``. Replaced once, when PyTerrier is loaded and one of our evaluators is built; other
-    measures keep PyTerrier's mean. A PyTerrier without that function gets a warning when it matters.
-    """
-    if "pyterrier" not in sys.modules or not any(_needs_own_aggregator(m) for m in measures):
+    if not degenerate.any() and not documents:
         return
-    rendering = sys.modules.get("pyterrier._evaluation._rendering")
-    plain_mean = getattr(rendering, "_mean_of_measures", None)
-    if rendering is None or plain_mean is None:
-        warnings.warn("this PyTerrier version has no pyterrier._evaluation._rendering._mean_of_measures: "
-                      "pt.Experiment may average Measured(...) counts and give NaN means under degenerate='exclude'; "
-                      "use ir_measures.calc_aggregate, or pt.Experiment(perquery=True) and aggregate yourself",
-                      RuntimeWarning, stacklevel=4)
-        return
-    if plain_mean in _OUR_MEANS:
-        return
-
-    def mean_of_measures(result, measures=None, num_q=None):
-        means = plain_mean(result, measures, num_q)
-        for name in means:
-            measure = _pair_measure(name)
-            if measure is not None and num_q is None:
-                aggregator = measure.aggregator()
-                for row in result.values():
-                    aggregator.add(row[name])
-                means[name] = aggregator.result()
-        return means
-
-    _OUR_MEANS.add(mean_of_measures)
-    vars(rendering)["_mean_of_measures"] = mean_of_measures
-
-
-#: The replacements of PyTerrier's mean installed by :func:`_pyterrier_uses_aggregators` (installed once).
-_OUR_MEANS: set = set()
-
-
-def _needs_own_aggregator(measure: PairMeasure) -> bool:
-    """Whether the plain mean over all queries would misreport ``measure`` (NaNs left out, or a count)."""
-    return type(measure).aggregator is not PairMeasure.aggregator or measure.excludes_degenerate()
-
-
-def _pair_measure(name: str):
-    """The pairmeasures measure a result column is named after, else ``None``."""
-    import ir_measures
-
-    try:
-        measure = ir_measures.parse_measure(name)
-    except (ValueError, NameError, TypeError, SyntaxError):
-        return None
-    return measure if isinstance(measure, PairMeasure) else None
+    sentences = list(documents)
+    advice = []
+    if documents:
+        advice.append("missing='error' stops at the first document without one")
+    if degenerate.any():
+        causes = result.causes[degenerate] if result.causes is not None else np.full(int(degenerate.sum()), None)
+        causes = np.array([measure.DEGENERATE_REASON if c is None else str(c) for c in causes], dtype=object)
+        degenerate_ids = query_ids[degenerate]
+        kinds, counts = np.unique(causes.astype(str), return_counts=True)
+        parts = []
+        for index in np.argsort(-counts, kind="stable"):
+            examples = ", ".join(repr(q) for q in degenerate_ids[causes == kinds[index]][:3])
+            parts.append(f"{counts[index]}: {kinds[index]} (e.g. {examples})")
+        if measure.excludes_degenerate():
+            outcome = "were left out (no value, not in the mean)"
+            advice.insert(0, f"Measured(of={str(measure)!r}) counts the measured queries")
+        else:
+            outcome = f"got {measure.degenerate_value()}, counted in the mean"
+            if "degenerate" in measure.SUPPORTED_PARAMS:
+                advice.insert(0, "degenerate='exclude' leaves them out of the mean")
+        sentences.append(f"{degenerate_ids.size} of {degenerate.size} queries had nothing to measure and {outcome}: "
+                         + "; ".join(parts))
+    warnings.warn(f"{measure}: " + "; ".join(sentences) + (f". {'; '.join(advice)}." if advice else "."),
+                  DegenerateQueryWarning if degenerate.any() else MissingSideInfoWarning,
+                  stacklevel=user_stacklevel())
 
 
 provider = PairProvider()
+adapt_when_loaded()  # pt.Experiment knows the queries a measure leaves out from its first system on

@@ -4,14 +4,18 @@ or from a resource a parameter names, and how it reaches :meth:`PairMeasure.comp
 A measure declares its side inputs (:class:`SideInput`); :meth:`PairMeasure.prepare` attaches each with
 :func:`attach`, which converts the values to the kind's shape and names the measure, query, document and origin of
 the first one that is missing or cannot be right. The provider names the run columns a run lacks
-(:func:`missing_side_columns`).
+(:func:`missing_side_columns`). Documents without a side input that ``missing='skip'`` (the default) or ``'neutral'``
+lets through are counted: into the notes the provider collects (:func:`noting_left_out`), which it says in one
+warning per measure and run, or, outside the provider, in a :class:`MissingSideInfoWarning` at once.
 """
 
 from __future__ import annotations
 
 import warnings
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn, Optional, Sequence
 
 import numpy as np
 
@@ -22,11 +26,62 @@ if TYPE_CHECKING:
     from .base import PairMeasure
 
 __all__ = ["SideInput", "MissingSideInfoWarning", "attach", "source_for", "resource_example", "missing_side_columns",
-           "label_key"]
+           "label_key", "LeftOutDocuments", "noting_left_out"]
 
 
 class MissingSideInfoWarning(UserWarning):
-    """Some documents had no side information and were given the neutral value (``missing='neutral'``)."""
+    """Some considered documents had no side information: skipped (``missing='skip'``, the default) or counted as
+    neutral (``missing='neutral'``). Where queries were also left out, the one warning is a
+    :class:`~pairmeasures.DegenerateQueryWarning` that counts both."""
+
+
+@dataclass(frozen=True)
+class LeftOutDocuments:
+    """The considered documents :func:`attach` found without the side input ``column`` (from ``origin``) and
+    ``skipped`` (else counted as neutral): the documents were cut at ``depth`` (the measure's cut-off, ``None``: the
+    whole ranking); ``ranks`` are every considered document's rank, ``absent`` marks those without one, and
+    ``documents`` and ``queries`` name those, for examples."""
+
+    column: str
+    origin: str
+    skipped: bool
+    depth: Optional[int]
+    ranks: np.ndarray
+    absent: np.ndarray
+    documents: np.ndarray
+    queries: np.ndarray
+
+    def at(self, cutoff: Optional[int]) -> tuple[int, int, str]:
+        """``(absent, considered, an example)`` among the documents ranked above ``cutoff`` (``None``: all)."""
+        above = np.ones(self.ranks.size, dtype=bool) if cutoff is None else self.ranks < cutoff
+        rows = np.flatnonzero(above[self.absent])  # the absent documents above the cut-off, in rank order per query
+        example = f"document {self.documents[rows[0]]!r} of query {self.queries[rows[0]]!r}" if rows.size else ""
+        return int(rows.size), int(np.count_nonzero(above)), example
+
+    def sentence(self, cutoff: Optional[int]) -> str:
+        """What was left out above ``cutoff``, in words; empty when nothing was."""
+        absent, considered, example = self.at(cutoff)
+        if not absent:
+            return ""
+        what = "were skipped" if self.skipped else "count as neutral"
+        return (f"{absent} of {considered} considered documents have no {self.column} in {self.origin} and {what} "
+                f"(e.g. {example})")
+
+
+#: Where :func:`attach` puts what it left out: the list the provider collects into, else ``None`` (warn at once).
+_NOTES: ContextVar[Optional[list[LeftOutDocuments]]] = ContextVar("pairmeasures_left_out", default=None)
+
+
+@contextmanager
+def noting_left_out() -> Iterator[list[LeftOutDocuments]]:
+    """Inside the block, :func:`attach` adds what it leaves out (or counts as neutral) to the list yielded instead of
+    warning: the provider says it in its one warning per measure and run."""
+    notes: list[LeftOutDocuments] = []
+    token = _NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)
 
 
 @dataclass(frozen=True)
@@ -90,16 +145,15 @@ def attach(measure: PairMeasure, lists: RankedLists, side: SideInput) -> RankedL
         _check_labels(values, present, lists, measure, origin, side.column)
     if not present.all():
         absent = np.flatnonzero(~present)
-        if measure.param("missing") == "skip":
+        policy = measure.param("missing")
+        if policy in ("skip", "neutral"):
+            _note(measure, lists, side.column, origin, present, skipped=policy == "skip")
+        if policy == "skip":
             lists = lists.select(present)
             values = values[present]
-        elif measure.param("missing") == "neutral":
+        elif policy == "neutral":
             values = values.copy()
             values[absent] = side.neutral
-            warnings.warn(f"{measure}: {absent.size} of {present.size} considered documents have no {side.column} in "
-                          f"{origin} (e.g. {lists.describe(absent[0])}) and count as neutral; pass "
-                          "missing='error' to stop at the first one", MissingSideInfoWarning,
-                          stacklevel=user_stacklevel())
         else:
             row = int(absent[0])
             explain = getattr(source, "missing_reason", None)
@@ -113,6 +167,21 @@ def attach(measure: PairMeasure, lists: RankedLists, side: SideInput) -> RankedL
     if side.kind == "scores":
         _check_scores(values, lists, measure, origin, side.column)
     return lists.with_columns(**{side.column: values})
+
+
+def _note(measure: PairMeasure, lists: RankedLists, column: str, origin: str, present: np.ndarray,
+          skipped: bool) -> None:
+    """Count the considered documents without ``column``: into the provider's notes, else in a warning now."""
+    absent = ~present
+    note = LeftOutDocuments(column=column, origin=origin, skipped=skipped, depth=measure.depth(),
+                            ranks=np.asarray(lists.ranks), absent=absent, documents=lists.doc_ids[absent],
+                            queries=lists.row_query_ids()[absent])
+    notes = _NOTES.get()
+    if notes is not None:
+        notes.append(note)
+        return
+    stop = "pass missing='error' to stop at the first one"
+    warnings.warn(f"{measure}: {note.sentence(None)}; {stop}", MissingSideInfoWarning, stacklevel=user_stacklevel())
 
 
 def source_for(measure: PairMeasure, side: SideInput):

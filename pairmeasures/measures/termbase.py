@@ -30,7 +30,7 @@ TEXT_INPUT = SideInput(column="text", param="text", kind="text", neutral="")
 #: Parameters every term-based measure takes.
 TERM_PARAMS = {
     **COMMON_PARAMS,
-    "missing": measures.ParamInfo(dtype=str, choices=("error", "skip", "neutral"), default="error", desc="a considered document without text: 'error' (default), 'skip' it, or count it as 'neutral' (no terms)"),
+    "missing": measures.ParamInfo(dtype=str, choices=("error", "skip", "neutral"), default="skip", desc="a considered document without text: 'skip' it (default; counted and said in one warning per measure and run), raise an 'error' naming the first, or count it as 'neutral' (no terms)"),
     "text": measures.ParamInfo(dtype=str, default=None, desc="resource giving document text ('irds:DATASET[?fields=title+text]', 'corpus:DIR[?fields=...]') instead of the run's text column"),
     "terms": measures.ParamInfo(dtype=str, default="gender", desc="term list: a built-in name ('gender') or a file of 'term,group' lines"),
     "tokenizer": measures.ParamInfo(dtype=str, choices=TOKENIZERS, default="words", desc="'words': lower-case, split at every non-letter/digit (default); 'whitespace': text.lower().split(' ') as the reference code"),

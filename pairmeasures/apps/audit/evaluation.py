@@ -12,19 +12,21 @@ from .plan import label
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["per_query", "ties_in_top", "significance", "statistics", "breakdown_cells", "leaderboard_table", "delta_a_prf",
-           "interval_text", "cutoff_curves", "DELTA_A_PRF", "DELTA_A_PRF_INTERVAL"]
+__all__ = ["per_query", "ties_in_top", "significance", "statistics", "breakdown_cells", "leaderboard_table", "common_column",
+           "delta_a_prf", "interval_text", "cutoff_curves", "DELTA_A_PRF", "DELTA_A_PRF_INTERVAL"]
 
-#: The leaderboard column of IBBR's dataset-level disparity (gendered datasets: gold labels male and female).
-DELTA_A_PRF = "|ΔA-PRF| ↓"
+#: The leaderboard column of IBBR's dataset-level disparity (gendered datasets: gold labels male and female), signed:
+#: the male minus the female passages' pairwise accuracy (0 = balanced, closer to 0 is fairer; the paper reports its
+#: absolute value, ``leaderboard.json``'s ``delta_a_prf.absolute``).
+DELTA_A_PRF = "ΔA-PRF ↕"
 
-#: The leaderboard column of ΔA-PRF's bootstrap interval (signed: male minus female).
+#: The leaderboard column of the bootstrap interval of that signed value.
 DELTA_A_PRF_INTERVAL = "ΔA-PRF 95% CI"
 
 
 def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFrame":
-    """One row per (system, query, measure) measured (``measures``: shown -> evaluated); queries a bias measure
-    excluded have no row."""
+    """One row per (system, query, measure) measured (``measures``: the measure's string -> the measure), as
+    ``ir_measures.iter_calc`` yields them: queries a bias measure left out have no row."""
     import ir_measures
     import pandas as pd
 
@@ -80,7 +82,11 @@ def significance(per_query: "pd.DataFrame", baseline: str, correction: str) -> d
 
 
 def leaderboard_table(summary: "pd.DataFrame", measures: dict, directions: dict) -> "pd.DataFrame":
-    """Systems by measures (means), with each column headed by the measure, its direction arrow and counts."""
+    """Systems by measures, each column headed by the measure and its direction's arrow: the mean over the queries
+    the system measured (what ``pairmeasures eval`` gives for the measure on the system's run), with ``n`` for the bias
+    measures. Where systems measured different queries (and at least one query every system measured), the bias
+    measure also gets :func:`common_column`: each system's mean over the queries every system measured, the figures
+    to compare across rows."""
     import pandas as pd
 
     systems = list(dict.fromkeys(summary["system"]))
@@ -90,13 +96,23 @@ def leaderboard_table(summary: "pd.DataFrame", measures: dict, directions: dict)
         table[label(shown, directions[shown])] = [float(part.loc[s, "mean"]) for s in systems]
         if directions[shown] != "higher-better":
             table[f"{shown} n"] = [int(part.loc[s, "n"]) for s in systems]
+            common = int(part["common_n"].iloc[0])
+            if common and (part["n"] != common).any():  # some system measured a query another did not
+                table[common_column(shown, directions[shown], common)] = [float(part.loc[s, "common_mean"])
+                                                                          for s in systems]
     return table
+
+
+def common_column(measure: str, way: str, common: int) -> str:
+    """The leaderboard column of a bias measure's means over the ``common`` queries every system measured."""
+    return f"{label(measure, way)} on {common} common {'query' if common == 1 else 'queries'}"
 
 
 def delta_a_prf(runs: dict, qrels: "pd.DataFrame", resamples: int, seed: int) -> dict:
     """Per system, IBBR's ΔA-PRF between the male and female clicked (relevant) passages over each whole run, from
-    the gold labels (:func:`pairmeasures.measures.delta_prf.delta_a_prf`), with the bootstrap interval of the signed
-    value over ``resamples`` draws of the queries; ``{"error": why}`` where undefined."""
+    the gold labels (:func:`pairmeasures.measures.delta_prf.delta_a_prf`): the signed ``value`` (male − female, the
+    leaderboard's :data:`DELTA_A_PRF`), its ``absolute`` value (the paper's figure) and the bootstrap ``interval`` of
+    the signed value over ``resamples`` draws of the queries; NaN values and ``"error": why`` where undefined."""
     from ...measures import delta_a_prf as measure
 
     results = {}
@@ -105,7 +121,7 @@ def delta_a_prf(runs: dict, qrels: "pd.DataFrame", resamples: int, seed: int) ->
         try:
             result = measure(frame, qrels, labels="group", missing="skip", resamples=resamples, seed=seed)
         except ValueError as error:
-            results[system] = {"absolute": math.nan, "error": str(error)}
+            results[system] = {"absolute": math.nan, "value": math.nan, "error": str(error)}
             continue
         results[system] = {"absolute": result.absolute, "value": result.value, "interval": result.interval,
                            "means": dict(result.means), "counts": dict(result.counts), "left_out": len(result.left_out)}

@@ -16,7 +16,7 @@ from .tradeoff import DEFAULT_LAMBDAS, EQUAL_COST_DROPS
 __all__ = ["audit", "EVALUATIONS_FORMAT"]
 
 #: Version of the cached evaluation outputs and PNGs; a change makes earlier ones unused.
-EVALUATIONS_FORMAT = 1
+EVALUATIONS_FORMAT = 2
 
 
 class _Memo:
@@ -65,7 +65,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     from ...sideinfo.embed import Embedder
     from ...sideinfo.memo import CACHE_ENV, value_key, writable_folder
     from . import axes, evaluation, outputs
-    from .plan import check_run_files, choose_measures, evaluated, plan_systems
+    from .plan import check_run_files, choose_measures, plan_systems
     from .runs import cache_folder, run_systems, say_unranked_queries
     from .tradeoff import hidden_bases
     from .tradeoff import tradeoff as tradeoff_of
@@ -126,7 +126,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
         if profile.terms:  # next to RaB: a dataset-level figure, not a per-query measure (docs/ibbr.md)
             disparity = memo("delta a-prf", [keys, qrels_key, resamples, seed],
                              lambda: evaluation.delta_a_prf(runs, profile.qrels, resamples, seed))
-            leaderboard[evaluation.DELTA_A_PRF] = [disparity[s]["absolute"] for s in leaderboard["system"]]
+            leaderboard[evaluation.DELTA_A_PRF] = [disparity[s]["value"] for s in leaderboard["system"]]
             leaderboard[evaluation.DELTA_A_PRF_INTERVAL] = [evaluation.interval_text(disparity[s])
                                                             for s in leaderboard["system"]]
         families = chosen.bias_families()
@@ -139,9 +139,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
         if plan.bases:
             with manifest.step("trade-off"):
                 shown_duo = next((m for m in chosen.shown if m.split("(")[0].split("@")[0] == "Duo"), None)
-                from ..evaluate import parse_measures
-
-                bias = str(chosen.shown[shown_duo]) if shown_duo else str(evaluated(parse_measures(["Duo@10"])[0]))
+                bias = shown_duo or "Duo@10"
                 trade = tradeoff_of(plan.bases, base_names, everything, run_keys, profile.qrels, "nDCG@10", bias,
                                     plan.lambdas, seed, resamples, context, memo)
                 trade["bias"] = shown_duo or "Duo@10"  # the leaderboard's name, not the evaluated measure string

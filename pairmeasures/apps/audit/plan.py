@@ -1,6 +1,9 @@
 """What an audit will do, checked before any long work: the systems (parsed once into
-:class:`~pairmeasures.pipelines.specs.System` objects), the baseline, the trade-off's bases, and the measures
-(as shown and as evaluated, with their directions)."""
+:class:`~pairmeasures.pipelines.specs.System` objects), the baseline, the trade-off's bases, and the measures with
+their directions. A measure is evaluated exactly as its string says, with the library's defaults, so the number the
+audit shows for ``rKL@10`` is the one ``pairmeasures eval``, ``ir_measures.calc_aggregate`` and ``pt.Experiment`` give
+for ``rKL@10`` on the same run: queries with nothing to measure left out and counted, documents without side
+information skipped and counted, documents of equal score in the order the system showed them."""
 
 from __future__ import annotations
 
@@ -11,8 +14,8 @@ if TYPE_CHECKING:
     from ...datasets.profile import Profile
     from ...pipelines.specs import Stage, System
 
-__all__ = ["Plan", "Measures", "plan_systems", "check_run_files", "choose_measures", "default_measures", "evaluated",
-           "direction", "label"]
+__all__ = ["Plan", "Measures", "plan_systems", "check_run_files", "choose_measures", "default_measures", "direction",
+           "label"]
 
 #: How the leaderboard marks each direction.
 ARROWS = {"lower-fairer": "↓", "higher-fairer": "↑", "signed": "↕", "higher-better": "↑"}
@@ -127,27 +130,6 @@ def default_measures(profile: "Profile") -> list[str]:
     return measures
 
 
-def evaluated(measure):
-    """The measure evaluated. Unless the measure string says otherwise, a pairmeasures measure leaves out queries
-    with nothing to measure (``degenerate='exclude'``: no value, counted), skips ranked documents without side
-    information for the query (``missing='skip'``: a document another query's label covers, a query whose
-    polarity axis could not be fitted) and measures the order each system produced (``ties='system'``: documents
-    of equal score in the system's rank order, not by document id)."""
-    from ...measures import PairMeasure
-
-    if not isinstance(measure, PairMeasure):
-        return measure
-    changes = {}
-    if "degenerate" in measure.SUPPORTED_PARAMS and "degenerate" not in measure.params:
-        changes["degenerate"] = "exclude"
-    missing = measure.SUPPORTED_PARAMS.get("missing")
-    if missing is not None and "skip" in (missing.choices or ()) and "missing" not in measure.params:
-        changes["missing"] = "skip"
-    if "ties" in measure.SUPPORTED_PARAMS and "ties" not in measure.params:
-        changes["ties"] = "system"
-    return measure(**changes) if changes else measure
-
-
 def direction(measure) -> str:
     """Which way is fair (:data:`pairmeasures.measures.DIRECTIONS`), ``higher-better`` for relevance measures."""
     from ...measures import PairMeasure
@@ -162,8 +144,9 @@ def label(measure, way: str) -> str:
 
 @dataclass
 class Measures:
-    """The measures of an audit: ``shown`` (the string a user gave -> the measure evaluated) and ``directions``
-    (shown -> direction), and what their side inputs need (``needs``: ``group``, ``polarity``, ``text``...)."""
+    """The measures of an audit: ``shown`` (the measure's string -> the measure, evaluated as it says) and
+    ``directions`` (shown -> direction), and what their side inputs need (``needs``: ``group``, ``polarity``,
+    ``text``...)."""
 
     shown: dict
     directions: dict
@@ -171,7 +154,7 @@ class Measures:
 
     @property
     def evaluated(self) -> list:
-        """The evaluated measures as strings (a cache key)."""
+        """The measures as strings (a cache key)."""
         return [str(m) for m in self.shown.values()]
 
     def deepest_cutoff(self, default: int = 10) -> int:
@@ -183,7 +166,8 @@ class Measures:
         return max(cutoffs, default=default)
 
     def bias_families(self) -> dict:
-        """evaluated family (``Duo(degenerate='exclude',...)``) -> shown family (``Duo``), of the bias measures."""
+        """evaluated family -> shown family (``Duo`` -> ``Duo``, ``Duo(step=2)`` -> ``Duo(step=2)``), of the bias
+        measures."""
         return {str(self.shown[m]).rsplit("@", 1)[0]: m.rsplit("@", 1)[0]
                 for m, way in self.directions.items() if way != "higher-better"}
 
@@ -195,7 +179,7 @@ def choose_measures(profile: "Profile", measures: Optional[Sequence[str]]) -> Me
     from ..evaluate import parse_measures
 
     chosen = parse_measures(list(measures) if measures else default_measures(profile))
-    shown = {str(m): evaluated(m) for m in chosen}
+    shown = {str(m): m for m in chosen}
     needs = frozenset(provider.run_inputs([m for m in shown.values() if isinstance(m, PairMeasure)]))
     if "group" in needs and profile.labels is None:
         raise ValueError(f"{profile.name} has no gold labels (labels.tsv), so the group measures have no 'group'; "

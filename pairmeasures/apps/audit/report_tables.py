@@ -89,8 +89,8 @@ def leaderboard_tables(leaderboard: "pd.DataFrame", summary: "pd.DataFrame", sho
     """``(caption, frame)`` of the report's leaderboard: the relevance measures, then the bias measures by what they
     read (polarity, gold labels, terms), at most :data:`COLUMNS` to a table, each a row per system with the
     leaderboard's means as :class:`~pairmeasures.apps.report.Cell` (a dagger where the statistics find a significant
-    difference to the baseline, n beside a bias mean, the best in bold); then the leaderboard's other columns
-    (dataset-level figures such as ΔA-PRF) as they are."""
+    difference to the baseline, n beside a bias mean, the best in bold); then the means over the queries every system
+    measured (where systems measured different queries) and the dataset-level figures such as ΔA-PRF, as they are."""
     import pandas as pd
 
     systems = list(leaderboard["system"])
@@ -117,8 +117,13 @@ def leaderboard_tables(leaderboard: "pd.DataFrame", summary: "pd.DataFrame", sho
             tables.append((f"{title}{part}", frame))
     known = {"system"} | {label(n, directions[n]) for n in shown} | {f"{n} n" for n in shown}
     others = [c for c in leaderboard.columns if c not in known]
-    if others:
-        tables.append(("Dataset-level figures", leaderboard[["system", *others]]))
+    common = [c for c in others if c.endswith((" common queries", " common query"))]
+    for start in range(0, len(common), COLUMNS):
+        tables.append(("The bias means over the queries every system measured, to compare across rows",
+                       leaderboard[["system", *common[start:start + COLUMNS]]]))
+    rest = [c for c in others if c not in common]
+    if rest:
+        tables.append(("Dataset-level figures", leaderboard[["system", *rest]]))
     return tables
 
 

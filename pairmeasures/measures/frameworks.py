@@ -1,0 +1,278 @@
+"""How ``ir_measures`` and ``pt.Experiment`` treat the queries a pairmeasures measure leaves out.
+
+A measure with ``degenerate='exclude'`` (the default) has no value for a query with nothing to measure: the provider
+does not yield one (:meth:`~pairmeasures.measures.provider.PairEvaluator.iter_calc`), as no ir_measures measure ever
+yields NaN. Pieces of the frameworks around it assume every judged query has a value of every measure; they are
+adapted once, when the first pairmeasures evaluator is built (checked with ir_measures 0.4.3 and PyTerrier 1.1):
+
+- ``ir_measures``' ``FallbackEvaluator`` (what ``ir_measures.calc_aggregate``, ``iter_calc`` and ``pt.Experiment`` use
+  when relevance and bias measures are evaluated together) fills ``measure.DEFAULT`` in for every (measure, query)
+  no provider yielded. It fills nothing in for pairmeasures measures: their evaluator yields every judged query it
+  measured, and leaves out only what it means to.
+- ``pt.Experiment`` (adapted when pairmeasures is imported, or when PyTerrier is imported after it) keeps per-query values in a table of query -> measure -> value
+  (``pyterrier._evaluation._execution._ir_measures_to_dict``), which it fills with NaN, as "not found in qrels", for a
+  topic without any value. A judged query a measure left out gets :data:`LEFT_OUT` there instead, a placeholder that
+  ``perquery=True`` does not show (no row), the means leave out (PyTerrier's ``_mean_of_measures`` takes our
+  measures' aggregators: the mean over the measured queries, ``Measured``'s sum), the ``+``/``-`` counts do not count,
+  and the baseline test (``scipy.stats.ttest_rel`` or any ``test=``) drops: it runs over the queries both the system
+  and the baseline measured.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import itertools
+import math
+import sys
+import warnings
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+from ir_measures import Metric
+
+from .base import PairMeasure
+
+__all__ = ["adapt_frameworks", "adapt_when_loaded", "pair_measure", "JudgedMetrics", "LEFT_OUT"]
+
+#: pt.Experiment's per-query value of a judged query a measure left out (a NaN of its own, told apart from PyTerrier's
+#: NaN for a topic that is not judged): never shown, averaged or tested.
+LEFT_OUT = float("nan")
+
+
+class JudgedMetrics(Iterator[Metric]):
+    """The metrics of one run, as ``iter_calc`` yields them, knowing the ``judged`` query ids they are for (so that
+    pt.Experiment can tell a judged query every measure left out from a topic without judgements)."""
+
+    def __init__(self, metrics: Iterator[Metric], judged: Iterable[str]):
+        self.metrics, self.judged = metrics, frozenset(judged)
+
+    def __iter__(self) -> "JudgedMetrics":
+        return self
+
+    def __next__(self) -> Metric:
+        return next(self.metrics)
+
+
+def adapt_frameworks(measures: Iterable[PairMeasure]) -> None:
+    """Adapt ir_measures' fallback evaluator and, when PyTerrier is loaded, pt.Experiment's per-query table, means,
+    per-query output and baseline tests to measures that leave queries out (each once); called by the provider when
+    it builds an evaluator."""
+    if list(measures):
+        _fallback_fills_no_pair_measure()
+        if "pyterrier" in sys.modules:
+            _experiment_knows_left_out_queries()
+
+
+def adapt_when_loaded() -> None:
+    """Adapt pt.Experiment before it evaluates its first system: now if PyTerrier is loaded, else right after it is
+    (called once, when pairmeasures is imported). Adapting only when the first evaluator is built would come too
+    late for the first system of the first ``pt.Experiment``, whose per-query table is already being filled."""
+    if "pyterrier._evaluation" in sys.modules:
+        _experiment_knows_left_out_queries()
+    elif not any(isinstance(finder, _AfterPyTerrier) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AfterPyTerrier())
+
+
+class _AfterPyTerrier(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: when ``pyterrier._evaluation`` is imported, adapts it right after it has loaded."""
+
+    NAME = "pyterrier._evaluation"
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.NAME:
+            return None
+        for finder in sys.meta_path:
+            if finder is not self and hasattr(finder, "find_spec"):
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        load = loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
+            _experiment_knows_left_out_queries()
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def pair_measure(name: str):
+    """The pairmeasures measure a result column is named after, else ``None``."""
+    return _parsed(name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(name: str):
+    import ir_measures
+
+    try:
+        measure = ir_measures.parse_measure(name)
+    except (ValueError, NameError, TypeError, SyntaxError, AssertionError):
+        return None
+    return measure if isinstance(measure, PairMeasure) else None
+
+
+#: The replacements installed (each once).
+_INSTALLED: set = set()
+
+
+def _fallback_fills_no_pair_measure() -> None:
+    from ir_measures.providers import fallback_provider
+
+    evaluator = getattr(fallback_provider, "FallbackEvaluator", None)
+    if evaluator is None or evaluator.iter_calc in _INSTALLED:
+        return
+
+    def iter_calc(self, run):
+        """``Evaluator.iter_calc``, filling ``measure.DEFAULT`` in for the (measure, query) pairs no provider yielded,
+        except for pairmeasures measures (installed by pairmeasures: their evaluator leaves a query out on purpose)."""
+        filled = [measure for measure in self.measures if not isinstance(measure, PairMeasure)]
+        expected = set(itertools.product(filled, self.qrel_qids))
+        for metric in self._iter_calc(run):
+            expected.discard((metric.measure, metric.query_id))
+            yield metric
+        for measure, query_id in sorted(expected, key=lambda x: (str(x[0]), x[1])):
+            yield Metric(query_id=query_id, measure=measure, value=measure.DEFAULT)
+
+    _INSTALLED.add(iter_calc)
+    evaluator.iter_calc = iter_calc
+
+
+def _experiment_knows_left_out_queries() -> None:
+    execution = sys.modules.get("pyterrier._evaluation._execution")
+    rendering = sys.modules.get("pyterrier._evaluation._rendering")
+    to_dict = getattr(execution, "_ir_measures_to_dict", None)
+    plain_mean = getattr(rendering, "_mean_of_measures", None)
+    renderer: Any = getattr(rendering, "RenderFromPerQuery", None)
+    if to_dict is None or plain_mean is None or not hasattr(renderer, "averages") or not hasattr(renderer, "perquery"):
+        warnings.warn("this PyTerrier version lacks the pieces of pyterrier._evaluation that pairmeasures adapts: "
+                      "pt.Experiment may average Measured(...) counts and fail on queries a measure left out; use "
+                      "ir_measures.calc_aggregate, or pass degenerate='default'", RuntimeWarning, stacklevel=5)
+        return
+    if to_dict not in _INSTALLED:
+        table = _with_placeholders(to_dict)
+        _INSTALLED.add(table)
+        for module in (execution, sys.modules.get("pyterrier._evaluation._exec_tree")):
+            if module is not None and getattr(module, "_ir_measures_to_dict", None) is to_dict:
+                vars(module)["_ir_measures_to_dict"] = table
+    if plain_mean not in _INSTALLED:
+        mean = _aggregated_mean(plain_mean)
+        _INSTALLED.add(mean)
+        vars(rendering)["_mean_of_measures"] = mean
+    if renderer.averages not in _INSTALLED:
+        averages = _tested_over_measured(renderer.averages)
+        _INSTALLED.add(averages)
+        renderer.averages = averages
+    if renderer.perquery not in _INSTALLED:
+        perquery = _without_placeholders(renderer.perquery)
+        _INSTALLED.add(perquery)
+        renderer.perquery = perquery
+
+
+def _with_placeholders(to_dict: Callable) -> Callable:
+    """PyTerrier's per-query table with :data:`LEFT_OUT` for every judged query one of our measures left out (and no
+    "not found in qrels" NaN row for a judged query every measure left out), each row's measures in the order given
+    (PyTerrier reads the columns of its means from one system's first row and each system's values by position)."""
+
+    @functools.wraps(to_dict)
+    def ir_measures_to_dict(seq, measures, rev_mapping, num_q, perquery=True, backfill_qids=None):
+        judged = getattr(seq, "judged", frozenset())
+        ours = [rev_mapping.get(m, str(m)) for m in measures if isinstance(m, PairMeasure)]
+        if not perquery or not ours:
+            return to_dict(seq, measures, rev_mapping, num_q, perquery, backfill_qids)
+        if backfill_qids is not None:
+            backfill_qids = [qid for qid in backfill_qids if str(qid) not in judged]
+        table = to_dict(seq, measures, rev_mapping, num_q, perquery, backfill_qids)
+        for qid in judged:
+            table.setdefault(qid, {})
+        order = {rev_mapping.get(m, str(m)): None for m in measures}
+        for qid, row in table.items():  # every row in the measures' order: pt.Experiment lines up systems by position
+            for name in ours:
+                row.setdefault(name, LEFT_OUT)
+            table[qid] = {**{name: row[name] for name in order if name in row}, **row}
+        return table
+
+    return ir_measures_to_dict
+
+
+def _aggregated_mean(plain_mean: Callable) -> Callable:
+    """PyTerrier's mean of per-query values, with our measures' aggregators for our measures, NaN left out."""
+
+    def mean_of_measures(result, measures=None, num_q=None):
+        means = plain_mean(result, measures, num_q)
+        for name in means:
+            measure = pair_measure(name)
+            if measure is not None and num_q is None:
+                aggregator = measure.aggregator()
+                for row in result.values():
+                    value = row[name]
+                    if not (isinstance(value, float) and math.isnan(value)):
+                        aggregator.add(value)
+                means[name] = aggregator.result()
+        return means
+
+    return mean_of_measures
+
+
+def _tested_over_measured(averages: Callable) -> Callable:
+    """``RenderFromPerQuery.averages`` whose baseline test drops the queries either system has no value for."""
+
+    @functools.wraps(averages)
+    def with_tests_over_measured(self, *args, **kwargs):
+        test = self.test_fn
+        if test is not None:
+            self.test_fn = _over_measured(test)
+        try:
+            return averages(self, *args, **kwargs)
+        finally:
+            self.test_fn = test
+
+    return with_tests_over_measured
+
+
+def _over_measured(test: Callable) -> Callable:
+    """``test(system, baseline)`` over the queries where both have a value (all of them: unchanged)."""
+
+    def paired(values, baseline):
+        values, baseline = np.asarray(values, dtype=np.float64), np.asarray(baseline, dtype=np.float64)
+        both = ~(np.isnan(values) | np.isnan(baseline))
+        return test(values, baseline) if both.all() else test(values[both], baseline[both])
+
+    return paired
+
+
+def _without_placeholders(perquery: Callable) -> Callable:
+    """``RenderFromPerQuery.perquery`` without the :data:`LEFT_OUT` placeholders (no row for a query left out)."""
+
+    @functools.wraps(perquery)
+    def without_left_out(self, *args, **kwargs):
+        tables = getattr(self, "systemEvalDictsPerQ", {})
+        hidden = _take_placeholders(tables)
+        try:
+            result = perquery(self, *args, **kwargs)
+            if result is tables:  # dataframe=False hands out the table itself: a copy without them
+                result = {system: {qid: dict(row) for qid, row in rows.items() if row}
+                          for system, rows in result.items()}
+            return result
+        finally:
+            for row, name in hidden:
+                row[name] = LEFT_OUT
+
+    return without_left_out
+
+
+def _take_placeholders(per_system: dict) -> list[tuple[dict, Any]]:
+    """Remove every :data:`LEFT_OUT` value from the per-query tables, in place; what was removed, to put it back."""
+    hidden = [(row, name) for rows in per_system.values() for row in rows.values()
+              for name, value in row.items() if value is LEFT_OUT]
+    for row, name in hidden:
+        del row[name]
+    return hidden
