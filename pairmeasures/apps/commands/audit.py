@@ -83,8 +83,10 @@ def run(args: argparse.Namespace) -> int:
                        lambdas=args.lambdas, queries=args.queries, command=["pairmeasures", *sys.argv[1:]])
     sys.stdout.write(leaderboard_text(result, args.format))
     if args.format == "markdown":
-        print(f"\nArrows: bias measures ↓ lower is fairer, ↑ higher is fairer, ↕ signed (0 = balanced); 'n' columns count "
-              f"the queries measured. Report: {result['out'] / 'report.html'}")
+        common = any(str(c).endswith(("common queries", "common query")) for c in result["leaderboard"].columns)
+        print("\nArrows: bias measures ↓ lower is fairer, ↑ higher is fairer, ↕ signed (0 = balanced); 'n' columns count "
+              "the queries measured" + ("; 'on N common queries' columns average every system over the same queries, "
+                                        "to compare rows" if common else "") + f". Report: {result['out'] / 'report.html'}")
     else:
         print(f"report: {result['out'] / 'report.html'}", file=sys.stderr)
     return 0
