@@ -7,6 +7,7 @@ these are views of them."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -118,9 +119,18 @@ def leaderboard_tables(leaderboard: "pd.DataFrame", summary: "pd.DataFrame", sho
     known = {"system"} | {label(n, directions[n]) for n in shown} | {f"{n} n" for n in shown}
     others = [c for c in leaderboard.columns if c not in known]
     common = [c for c in others if c.endswith((" common queries", " common query"))]
-    for start in range(0, len(common), COLUMNS):
-        tables.append(("The bias means over the queries every system measured, to compare across rows",
-                       leaderboard[["system", *common[start:start + COLUMNS]]]))
+    pattern = re.compile(r"^(.*) on (\d+) common quer(?:y|ies)$")  # the long header would not fit beside the others
+    counts = {int(pattern.sub(r"\2", c)) for c in common}
+    width = COLUMNS if len(counts) == 1 else COLUMNS - 2  # headers with their n are wider
+    for start in range(0, len(common), width):
+        part = leaderboard[["system", *common[start:start + width]]]
+        if len(counts) == 1:
+            caption = f"Bias over the {next(iter(counts))} queries every system measured, to compare across rows"
+            part = part.rename(columns=lambda c: pattern.sub(r"\1", c))
+        else:
+            caption = "Bias over the queries every system measured (n), to compare across rows"
+            part = part.rename(columns=lambda c: pattern.sub(r"\1 (n = \2)", c))
+        tables.append((caption, part))
     rest = [c for c in others if c not in common]
     if rest:
         tables.append(("Dataset-level figures", leaderboard[["system", *rest]]))
