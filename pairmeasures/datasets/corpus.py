@@ -120,21 +120,22 @@ class Corpus(ABC):
 
     def missing(self, doc_ids: Iterable[str]) -> list:
         """The distinct ids among ``doc_ids`` that are not documents of the corpus, sorted."""
-        wanted = set(doc_ids)
+        wanted = set(_id_list(doc_ids))
         return sorted(wanted - set(self.documents(wanted)))
 
     def texts(self, doc_ids: Iterable[str], text: Optional[str] = None) -> list:
         """The ``text`` field(s) (one of ``"text"``, ``"title"``, ``"title+text"``; default: :attr:`default_text`)
         of each of ``doc_ids``, in order; a :class:`MissingDocumentsError` names the first id the corpus lacks."""
         field = check_text_field(text or self.default_text)
-        ids = list(doc_ids)
-        found = self._texts(set(ids), field)
-        absent = next((d for d in ids if d not in found), None)
-        if absent is not None:
+        ids = _id_list(doc_ids)
+        wanted = set(ids)
+        found = self._texts(wanted, field)
+        if len(found) < len(wanted):
+            absent = next(d for d in ids if d not in found)
             raise MissingDocumentsError(f"document {absent!r} is not in {self.name} "
-                                        f"({len(set(ids) - set(found))} of the {len(set(ids))} documents asked for "
+                                        f"({len(wanted - set(found))} of the {len(wanted)} documents asked for "
                                         "are missing): the run and the dataset do not match")
-        return [found[d] for d in ids]
+        return list(map(found.__getitem__, ids))
 
     def _texts(self, doc_ids: set, field: str) -> dict:
         """``{id: text field(s)}`` of the documents among ``doc_ids`` that the corpus has."""
@@ -142,6 +143,12 @@ class Corpus(ABC):
 
     def __repr__(self) -> str:
         return f"open_corpus({self.name!r})"
+
+
+def _id_list(doc_ids: Iterable[str]) -> list:
+    """``doc_ids`` as a list, a pandas column or NumPy array converted at once (not boxed element by element)."""
+    tolist = getattr(doc_ids, "tolist", None)
+    return tolist() if callable(tolist) else list(doc_ids)
 
 
 def _digest(value) -> str:
@@ -243,7 +250,7 @@ class _FolderCorpus(Corpus):
         return self.store().get_many(doc_ids)
 
     def missing(self, doc_ids: Iterable[str]) -> list:
-        wanted = set(doc_ids)
+        wanted = set(_id_list(doc_ids))
         return sorted(wanted - self.store().present(wanted))
 
     def _texts(self, doc_ids: set, field: str) -> dict:
