@@ -114,7 +114,7 @@ def _build(source: Path, target: Path) -> None:
                              "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);")
             with open(source, "rb") as raw:
                 hashing = _Hashing(raw)
-                lines = gzip.GzipFile(fileobj=hashing, mode="rb") if source.suffix == ".gz" else hashing  # type: ignore[arg-type]
+                lines = gzip.GzipFile(fileobj=hashing, mode="rb") if source.suffix == ".gz" else hashing  # type: ignore[call-overload]
                 for number, record_id, record in _records(source, lines):
                     title = record.get("title")  # a text title in its column; a null one stays in the record
                     rest = {k: v for k, v in record.items() if k != "text" and not (k == "title" and title is not None)}
