@@ -222,6 +222,11 @@ def markdown(results: dict) -> str:
         cpu, rss = results["growth"][name]["step_cpu_s"], results["growth"][name]["peak_rss_mib"]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {cpu['exponent']} | {rss['exponent']} | "
                      f"{cpu['at_msmarco']:.0f} / {rss['at_msmarco']:.0f} |")
+    ranked = {r["passages"]: r["rows"] for r in results["stages"].get("retrieve", [])}
+    if ranked:
+        lines += ["", "Ranked rows (queries × depth, what annotate, evaluate and the audit's curves cost by): " + ", ".join(
+            f"{rows:,} at {n:,} passages" for n, rows in sorted(ranked.items())) + " (a query whose words match fewer "
+            "than 1,000 passages ranks fewer)."]
     if results.get("embedding"):
         e = results["embedding"]
         lines += ["", f"Embedding (not in the sweep: its cost is per measured text): {e['texts_per_cpu_s']} MS "
