@@ -226,7 +226,9 @@ def markdown(results: dict) -> str:
     if ranked:
         lines += ["", "Ranked rows (queries × depth, what annotate, evaluate and the audit's curves cost by): " + ", ".join(
             f"{rows:,} at {n:,} passages" for n, rows in sorted(ranked.items())) + " (a query whose words match fewer "
-            "than 1,000 passages ranks fewer)."]
+            "than 1,000 passages ranks fewer). `annotate` and `evaluate` cost per ranked row, not per passage: their "
+            "exponents follow the rows' growth from 10k passages and overstate what more passages cost; at MS MARCO's "
+            "size they stay near their 1M-row values."]
     if results.get("embedding"):
         e = results["embedding"]
         lines += ["", f"Embedding (not in the sweep: its cost is per measured text): {e['texts_per_cpu_s']} MS "
