@@ -133,6 +133,7 @@ def _build(source: Path, target: Path) -> None:
             db.commit()
         finally:
             db.close()
+        os.chmod(temporary, 0o644)  # as a file the user wrote, not mkstemp's private 0600
         os.replace(temporary, target)
     finally:
         if os.path.exists(temporary):
