@@ -222,6 +222,8 @@ def markdown(results: dict) -> str:
         cpu, rss = results["growth"][name]["step_cpu_s"], results["growth"][name]["peak_rss_mib"]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {cpu['exponent']} | {rss['exponent']} | "
                      f"{cpu['at_msmarco']:.0f} / {rss['at_msmarco']:.0f} |")
+    lines += ["", "–: not measured at that size (`--stages`: the 1M passages ran store, profile, index, retrieve and "
+                  "the audit, in a second run beside the sweep, added with `--add`)."]
     ranked = {r["passages"]: r["rows"] for r in results["stages"].get("retrieve", [])}
     if ranked:
         lines += ["", "Ranked rows (queries × depth, what annotate, evaluate and the audit's curves cost by): " + ", ".join(
