@@ -55,17 +55,22 @@ def test_gender_labels_make_the_gender_term_list_apply(tmp_path):
 
 def test_version_follows_the_documents_and_opening_reads_nothing(tmp_path, monkeypatch):
     folder = write_folder(tmp_path / "v", {"d1": "pro", "d2": "con", "d3": "pro", "d4": "con"})
-    import pairmeasures.sideinfo.beir as beir
+    from pairmeasures.datasets.docstore import stores_folder
+    from pairmeasures.sideinfo.memo import clear_caches
 
-    reads = []
-    real = beir.read_beir
-    monkeypatch.setattr(beir, "read_beir", lambda path: reads.append(path) or real(path))
+    monkeypatch.setenv("PAIRMEASURES_CACHE_DIR", str(tmp_path / "cache"))
     first = open_corpus(folder).version()
-    assert open_corpus(str(folder)).version() == first and reads == []  # a version is read from file stats
+    assert open_corpus(str(folder)).version() == first and not stores_folder().exists()  # a version is read from file stats
+    assert open_corpus(folder).texts(["d1"]) == ["first text"]
+    (store,) = stores_folder().iterdir()
+    built = store.stat().st_mtime_ns
+    clear_caches()
+    assert open_corpus(folder).texts(["d4"]) == ["fourth"] and store.stat().st_mtime_ns == built  # the store is reused
     with (folder / "corpus.jsonl").open("a") as handle:
         handle.write(json.dumps({"_id": "d5", "text": "fifth"}) + "\n")
     assert open_corpus(folder).version() != first
-    assert open_corpus(folder).texts(["d5"]) == ["fifth"] and len(reads) == 1  # the changed folder is read again
+    assert open_corpus(folder).texts(["d5"]) == ["fifth"]  # the changed file is read again, into a new store
+    assert [p.name for p in stores_folder().iterdir()] != [store.name] and len(list(stores_folder().iterdir())) == 1
 
 
 def test_unknown_names_get_a_suggestion(tmp_path):

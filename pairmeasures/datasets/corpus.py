@@ -15,7 +15,9 @@ what the audit, the retrieval stages, the document-text stage and the SEME mater
   documents' content, read from file sizes and times, without parsing), ``index_name`` (for index
   folders) and ``files()`` (the sha256 of every file read, keyed relative to the dataset, for manifests).
 
-Opening costs nothing: files are read on first use, once per process while they are unchanged.
+Opening costs nothing: files are read on first use, once per process while they are unchanged. A folder's
+``corpus.jsonl`` is read once per version of the file into an on-disk store under the cache folder
+(:mod:`~pairmeasures.datasets.docstore`), which later audits and processes open: no corpus is held in memory.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ._loaders import DatasetSpec
+    from .docstore import DocStore
 
 __all__ = ["Corpus", "CorpusSourceError", "MissingDocumentsError", "open_corpus", "GENDER_GROUPS"]
 
@@ -117,24 +120,35 @@ class Corpus(ABC):
 
     def missing(self, doc_ids: Iterable[str]) -> list:
         """The distinct ids among ``doc_ids`` that are not documents of the corpus, sorted."""
-        wanted = set(doc_ids)
+        wanted = set(_id_list(doc_ids))
         return sorted(wanted - set(self.documents(wanted)))
 
     def texts(self, doc_ids: Iterable[str], text: Optional[str] = None) -> list:
         """The ``text`` field(s) (one of ``"text"``, ``"title"``, ``"title+text"``; default: :attr:`default_text`)
         of each of ``doc_ids``, in order; a :class:`MissingDocumentsError` names the first id the corpus lacks."""
         field = check_text_field(text or self.default_text)
-        ids = list(doc_ids)
-        found = self.documents(set(ids))
-        absent = next((d for d in ids if d not in found), None)
-        if absent is not None:
+        ids = _id_list(doc_ids)
+        wanted = set(ids)
+        found = self._texts(wanted, field)
+        if len(found) < len(wanted):
+            absent = next(d for d in ids if d not in found)
             raise MissingDocumentsError(f"document {absent!r} is not in {self.name} "
-                                        f"({len(set(ids) - set(found))} of the {len(set(ids))} documents asked for "
+                                        f"({len(wanted - set(found))} of the {len(wanted)} documents asked for "
                                         "are missing): the run and the dataset do not match")
-        return [record_text(found[d], field) for d in ids]
+        return list(map(found.__getitem__, ids))
+
+    def _texts(self, doc_ids: set, field: str) -> dict:
+        """``{id: text field(s)}`` of the documents among ``doc_ids`` that the corpus has."""
+        return {d: record_text(record, field) for d, record in self.documents(doc_ids).items()}
 
     def __repr__(self) -> str:
         return f"open_corpus({self.name!r})"
+
+
+def _id_list(doc_ids: Iterable[str]) -> list:
+    """``doc_ids`` as a list, a pandas column or NumPy array converted at once (not boxed element by element)."""
+    tolist = getattr(doc_ids, "tolist", None)
+    return tolist() if callable(tolist) else list(doc_ids)
 
 
 def _digest(value) -> str:
@@ -142,24 +156,62 @@ def _digest(value) -> str:
 
 
 class _FolderCorpus(Corpus):
-    """A BEIR-layout folder, read strictly (:func:`~pairmeasures.sideinfo.beir.read_beir`) on first use."""
+    """A BEIR-layout folder, read strictly on first use: its ``corpus.jsonl`` into an on-disk store built once per
+    version of the file (:func:`~.docstore.folder_store`), its queries, qrels and labels into memory."""
 
     def __init__(self, folder: Path, name: str):
         self.folder = folder
         self.name = name
         self.source = str(folder.resolve())
         self.data = None
-        self._read = None
+        self._store: Optional["DocStore"] = None
+        self._read: Optional[tuple] = None
 
     @property
     def is_folder(self) -> bool:
         return True
 
-    def _beir(self):
-        if self._read is None:
-            from ..sideinfo.beir import read_beir
+    def _required(self, name: str) -> Path:
+        if not self.folder.is_dir():
+            raise FileNotFoundError(f"{str(self.folder)!r} does not exist or is not a folder; a BEIR-layout folder "
+                                    "holds corpus.jsonl, queries.jsonl and qrels/test.tsv")
+        try:
+            return existing(self.folder, name)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{str(self.folder)!r} is not a BEIR-layout folder: it has no {name} "
+                                    f"(nor {name}.gz)") from None
 
-            self._read = read_beir(self.folder)
+    def store(self) -> "DocStore":
+        """The on-disk store of the folder's documents (built on first use, once per version of ``corpus.jsonl``)."""
+        if self._store is None:
+            from .docstore import folder_store
+
+            self._store = folder_store(self._required("corpus.jsonl"), self.index_name, self.version())
+        return self._store
+
+    def _tables(self) -> tuple:
+        """``(queries, qrels, labels)``, read strictly: qrels and labels name queries and documents of the folder."""
+        if self._read is None:
+            import pandas as pd
+
+            from ..sideinfo.beir import read_labels, read_qrels, read_records
+
+            queries_path, qrels_path = self._required("queries.jsonl"), self._required("qrels/test.tsv")
+            store = self.store()
+            queries = read_records(queries_path, ("_id", "text"),
+                                   lambda i, r: None if isinstance(r["text"], str) else f"record {i!r}: text must be text")
+            columns = ["line", "query_id", "doc_id"]
+            qrels = pd.DataFrame(read_qrels(qrels_path, queries, store), columns=[*columns, "relevance"])
+            qrels = qrels.drop(columns="line").astype({"relevance": "int64"})
+            labels = None
+            try:
+                labels_path = existing(self.folder, "labels.tsv")
+            except FileNotFoundError:
+                pass
+            else:
+                labels = pd.DataFrame(read_labels(labels_path, queries, store),
+                                      columns=[*columns, "group"]).drop(columns="line")
+            self._read = (queries, qrels, labels)
         return self._read
 
     @property
@@ -175,27 +227,34 @@ class _FolderCorpus(Corpus):
         return _digest(content_key(corpus))
 
     def files(self) -> dict:
-        return {str(p.relative_to(self.folder)): sha256_file(p) for p in sorted(self.folder.rglob("*"))
-                if p.is_file() and p.name.split(".")[0] in _FOLDER_FILES}
+        corpus = self._required("corpus.jsonl")
+        return {str(p.relative_to(self.folder)): self.store().sha256 if p == corpus else sha256_file(p)
+                for p in sorted(self.folder.rglob("*")) if p.is_file() and p.name.split(".")[0] in _FOLDER_FILES}
 
     def query_records(self) -> dict:
-        return self._beir().queries
+        return self._tables()[0]
 
     def qrels(self) -> "pd.DataFrame":
-        return self._beir().qrels
+        return self._tables()[1]
 
     def labels(self) -> Optional["pd.DataFrame"]:
-        return self._beir().labels
+        return self._tables()[2]
 
     def docs_count(self) -> int:
-        return len(self._beir().corpus)
+        return len(self.store())
 
     def docs_iter(self) -> Iterator[dict]:
-        return ({**record, "doc_id": doc_id} for doc_id, record in self._beir().corpus.items())
+        return ({**record, "doc_id": doc_id} for doc_id, record in self.store())
 
     def documents(self, doc_ids: Iterable[str]) -> dict:
-        corpus = self._beir().corpus
-        return {d: corpus[d] for d in doc_ids if d in corpus}
+        return self.store().get_many(doc_ids)
+
+    def missing(self, doc_ids: Iterable[str]) -> list:
+        wanted = set(_id_list(doc_ids))
+        return sorted(wanted - self.store().present(wanted))
+
+    def _texts(self, doc_ids: set, field: str) -> dict:
+        return self.store().texts(doc_ids, field)
 
 
 class _DatasetCorpus(Corpus):
