@@ -120,12 +120,12 @@ def leaderboard_tables(leaderboard: "pd.DataFrame", summary: "pd.DataFrame", sho
     others = [c for c in leaderboard.columns if c not in known]
     common = [c for c in others if c.endswith((" common queries", " common query"))]
     pattern = re.compile(r"^(.*) on (\d+) common quer(?:y|ies)$")  # the long header would not fit beside the others
-    counts = {int(pattern.sub(r"\2", c)) for c in common}
-    width = COLUMNS if len(counts) == 1 else COLUMNS - 2  # headers with their n are wider
+    shared = {int(pattern.sub(r"\2", c)) for c in common}
+    width = COLUMNS if len(shared) == 1 else COLUMNS - 2  # headers with their n are wider
     for start in range(0, len(common), width):
         part = leaderboard[["system", *common[start:start + width]]]
-        if len(counts) == 1:
-            caption = f"Bias over the {next(iter(counts))} queries every system measured, to compare across rows"
+        if len(shared) == 1:
+            caption = f"Bias over the {next(iter(shared))} queries every system measured, to compare across rows"
             part = part.rename(columns=lambda c: pattern.sub(r"\1", c))
         else:
             caption = "Bias over the queries every system measured (n), to compare across rows"
