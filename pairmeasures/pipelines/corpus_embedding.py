@@ -34,7 +34,7 @@ _CHUNK = 8192  # texts per cache lookup and per local embedding call
 class EmbedResult:
     """What :func:`embed_corpus` did: distinct ``texts`` of the corpus, how many this run ``embedded`` and how
     many were ``cached`` before (in the cache, or in shards a killed run left), the ``engine``, its
-    ``workers`` and the wall-clock ``seconds``; ``index``: the dense index folder (``None`` when not built)."""
+    ``workers`` (Ray actors; 0 when nothing was left to embed and no Ray was started) and the wall-clock ``seconds``; ``index``: the dense index folder (``None`` when not built)."""
 
     texts: int
     embedded: int
@@ -130,6 +130,8 @@ def _embed_on_ray(embedder: Embedder, store, cache: EmbeddingCache, keys: list, 
     shards that come back damaged are embedded again (twice at most)."""
     from ..sideinfo.raypool import embed_shards, pool_shape, ray_session
 
+    if not keys:
+        return 0, 0  # nothing to embed: no Ray started
     shards = plan_shards(keys, texts, shard_size)
     model = None if embedder.model_name == "all-MiniLM-L6-v2" else embedder.model_name
     embedded = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -53,10 +54,12 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "local" and (args.address or args.workers or args.work):
         say("embed", "--address, --workers and --work apply to --engine ray; pass --engine ray to use them")
         return 2
-    try:
-        result = embed_corpus(args.source, args.model, engine=args.engine, address=args.address,
-                              workers=args.workers, text=args.text, batch_size=args.batch_size,
-                              shard_size=args.shard_size, work=args.work, index=args.index, index_dir=args.index_dir)
+    try:  # with --json, stdout holds the JSON alone: what the run prints (Ray's notes on retried actors) goes to stderr
+        with contextlib.redirect_stdout(sys.stderr if args.json else sys.stdout):
+            result = embed_corpus(args.source, args.model, engine=args.engine, address=args.address,
+                                  workers=args.workers, text=args.text, batch_size=args.batch_size,
+                                  shard_size=args.shard_size, work=args.work, index=args.index,
+                                  index_dir=args.index_dir)
     except (ValueError, RuntimeError) as exc:
         say("embed", str(exc))
         return 1
