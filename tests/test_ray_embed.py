@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -188,11 +190,15 @@ def test_killing_the_driver_then_rerunning_loses_nothing_and_embeds_nothing_twic
     same_as_reference(reference, cache)
 
 
-def test_a_two_node_cluster_embeds_like_the_local_engine(reference, tmp_path):
+def test_a_two_node_cluster_embeds_like_the_local_engine(reference, tmp_path, monkeypatch):
     from ray.cluster_utils import Cluster
 
+    temporary = tempfile.mkdtemp(prefix="pm-ray-")  # short: Ray's socket paths live under it
+    # the cluster's "current cluster" file goes there too, never to /tmp/ray where a later ray.init would find it
+    monkeypatch.setenv("RAY_TMPDIR", temporary)
+    os.makedirs(os.path.join(temporary, "ray"))
     cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 1, "include_dashboard": False, "node_ip_address": "127.0.0.1", "_temp_dir": str(tmp_path / "r")})
+        "num_cpus": 1, "include_dashboard": False, "node_ip_address": "127.0.0.1", "temp_dir": temporary})
     try:
         cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1")
         assert cluster.address.startswith("127.0.0.1:")
@@ -203,3 +209,4 @@ def test_a_two_node_cluster_embeds_like_the_local_engine(reference, tmp_path):
         same_as_reference(reference, cache)
     finally:
         cluster.shutdown()
+        shutil.rmtree(temporary, ignore_errors=True)
