@@ -24,10 +24,10 @@ os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # before ray is imported:
 import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 import pytest  # noqa: E402
+from test_embed_command import CHECKOUT, small_corpus  # noqa: E402
 
 from pairmeasures.sideinfo.cache import EmbeddingCache, text_key  # noqa: E402
 from pairmeasures.sideinfo.shards import ShardError, ShardStore, default_shard_folder  # noqa: E402
-from test_embed_command import CHECKOUT, small_corpus  # noqa: E402
 
 PASSAGES = 1000
 RAY_CLI = "import sys\nfrom pairmeasures.apps.cli import main\nsys.exit(main(sys.argv[1:]))"

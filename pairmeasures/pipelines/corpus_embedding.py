@@ -137,17 +137,18 @@ def _embed_on_ray(embedder: Embedder, store, cache: EmbeddingCache, keys: list, 
     embedded = 0
     with ray_session(address, num_cpus=num_cpus) as ray:
         count, gpus, cpus = pool_shape(ray, workers)
+        failed: list = []
+
+        def merge(shard: str) -> int:
+            try:
+                return store.merge(shard, cache, embedder.key)
+            except ShardError:
+                store.remove(shard)
+                failed.append(shard)
+                return 0
+
         for _attempt in range(3):
-            failed: list = []
-
-            def merge(shard: str) -> int:
-                try:
-                    return store.merge(shard, cache, embedder.key)
-                except ShardError:
-                    store.remove(shard)
-                    failed.append(shard)
-                    return 0
-
+            failed.clear()
             embedded += embed_shards(ray, shards, store, merge, model=model, workers=count, gpus=gpus, cpus=cpus,
                                      batch_size=batch_size)
             if not failed:
