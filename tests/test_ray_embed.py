@@ -90,8 +90,8 @@ def same_as_reference(reference, cache: Path) -> None:
     assert np.abs(vectors - reference["vectors"]).max() <= 1e-5
 
 
-def start_cli(cache: Path, *args: str) -> subprocess.Popen:
-    environment = {**os.environ, "PAIRMEASURES_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1",
+def start_cli(cache: Path, *args: str, **env: str) -> subprocess.Popen:
+    environment = {**os.environ, **env, "PAIRMEASURES_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1",
                    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
                    "PYTHONPATH": os.pathsep.join(filter(None, [CHECKOUT, os.environ.get("PYTHONPATH")]))}
     return subprocess.Popen([sys.executable, "-c", RAY_CLI, "embed", *args, "--json"], env=environment,
@@ -185,7 +185,8 @@ def test_killing_the_driver_then_rerunning_loses_nothing_and_embeds_nothing_twic
             pass
     done = len(cached(cache, reference["key"], reference["texts"])) + left
     assert 100 <= done < PASSAGES
-    report = finish(start_cli(cache, *arguments))
+    # the rerun starts its own local Ray: a dead cluster's address left in the environment is never joined
+    report = finish(start_cli(cache, *arguments, RAY_ADDRESS="127.0.0.1:9"))
     assert (report["embedded"], report["cached"]) == (PASSAGES - done, done)
     same_as_reference(reference, cache)
 
