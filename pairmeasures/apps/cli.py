@@ -21,6 +21,7 @@ _MODULES = {
     "datasets": "datasets",
     "audit": "audit",
     "cache": "cache",
+    "embed": "embed",
     "train-ibbr": "train_ibbr",
     "train-polarity": "train_polarity",
     "generate-fitset": "generate_fitset",
