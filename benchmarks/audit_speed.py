@@ -8,13 +8,18 @@ before it calls the command's ``main``) and the rest is the *non-embedding* CPU 
 The manifest's wall ``timings_s`` and its embedding counts are recorded beside it. Warm: the same command again, as a
 new ``pairmeasures`` process over the filled cache (runs reused), timed from outside, with whether it imported torch.
 
+``--vectors FILE``: start each cold audit's cache folder with a copy of this embedding cache (``embeddings.sqlite``
+of an earlier audit of the same data): the index, runs, evaluations and plots are still built cold, but every vector
+is found, so the non-embedding CPU time is measured without the noise of embedding (and an audit that needs no model
+imports no torch).
+
 ``--base DIR``: also run the cold audit with the ``pairmeasures`` package of ``DIR`` (e.g. ``git archive`` of the
 commit before a change), alternating with this checkout's, so both are measured in one run on the same machine
 state; ``--rounds``: cold audits per side (the smallest CPU time counts).
 
 Writes results/audit_speed.json.
 
-Usage: python benchmarks/audit_speed.py [--data DIR] [--base DIR] [--rounds 1]
+Usage: python benchmarks/audit_speed.py [--data DIR] [--base DIR] [--rounds 1] [--vectors FILE]
 """
 
 from __future__ import annotations
@@ -23,11 +28,13 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 from _common import data_option, save
 from audits import SYSTEMS
@@ -76,9 +83,13 @@ def run(command: list, env: dict) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def cold(source: Path, audit: list, scratch: Path, tag: str) -> dict:
-    """One cold audit with the package under ``source``, in its own empty cache folder."""
+def cold(source: Path, audit: list, scratch: Path, tag: str, vectors: Optional[Path] = None) -> dict:
+    """One cold audit with the package under ``source``, in its own empty cache folder (holding a copy of the
+    embedding cache ``vectors`` when given)."""
     env = dict(os.environ, PAIRMEASURES_CACHE_DIR=str(scratch / f"cache-{tag}"), PYTHONPATH=str(source))
+    if vectors is not None:
+        (scratch / f"cache-{tag}").mkdir()
+        shutil.copyfile(vectors, scratch / f"cache-{tag}" / "embeddings.sqlite")
     spent_file = scratch / f"embedding-{tag}.json"
     start = time.perf_counter()
     cpu = run([sys.executable, "-c", CHILD, str(spent_file), *audit, "--out", str(scratch / f"cold-{tag}")], env)
@@ -88,7 +99,8 @@ def cold(source: Path, audit: list, scratch: Path, tag: str) -> dict:
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "embedding_wall_s": round(spent["seconds"], 1),
             "embedding_cpu_s": round(spent["cpu_seconds"], 1),
             "non_embedding_cpu_s": round(cpu - spent["cpu_seconds"], 1), "texts_embedded": spent["texts"],
-            "timings_s": manifest.get("timings_s"), "embedded": manifest.get("embedded"), "env": env}
+            "torch_imported": spent.get("torch_imported"), "timings_s": manifest.get("timings_s"),
+            "embedded": manifest.get("embedded"), "env": env}
 
 
 def main() -> None:
@@ -96,6 +108,7 @@ def main() -> None:
     parser.add_argument("--data", **data_option())
     parser.add_argument("--base", help="a folder holding the pairmeasures package to compare with (cold runs only)")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--vectors", type=Path, help="an embeddings.sqlite to start each cold cache with")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as folder:
@@ -106,7 +119,7 @@ def main() -> None:
         rounds: dict = {side: [] for side in sides}
         for number in range(args.rounds):
             for side, source in sides.items():
-                rounds[side].append(cold(source, audit, scratch, f"{side}{number}"))
+                rounds[side].append(cold(source, audit, scratch, f"{side}{number}", args.vectors))
                 print(side, {k: v for k, v in rounds[side][-1].items() if k not in ("env", "timings_s")}, flush=True)
         best = {side: min(found, key=lambda r: r["non_embedding_cpu_s"]) for side, found in rounds.items()}
         env = best["new"].pop("env")
@@ -122,6 +135,7 @@ def main() -> None:
         warm_imports = json.loads(flags.read_text())
     results = {
         "dataset": "pair/perspectrum", "systems": SYSTEMS, "cpus": os.cpu_count(),
+        "vectors_cached": args.vectors is not None,
         "cold": best["new"], "cold_rounds": rounds,
         "warm_s": round(warm, 2), "warm_cpu_s": round(warm_cpu, 2), "warm_imported": warm_imports,
         "warm_timings_s": warm_manifest.get("timings_s"), "warm_cache": warm_manifest.get("cache"),

@@ -176,3 +176,41 @@ def test_procon_audit_of_top_1000_runs_embeds_the_measured_rows_and_measures_wha
     kept = all_values[all_values["measure"] != "Duo"].reset_index(drop=True)
     assert set(kept["measure"]) == set(measures)
     pd.testing.assert_frame_equal(depth_values.reset_index(drop=True), kept, check_exact=True)
+
+
+#: Runs the audit command in-process, then writes which heavy modules it imported to argv[1].
+IMPORTS = """
+import json, sys
+from pairmeasures.apps.cli import main
+code = main(sys.argv[2:])
+heavy = ("torch", "transformers", "sentence_transformers", "pyterrier_dr", "sklearn")
+open(sys.argv[1], "w").write(json.dumps(sorted(m for m in heavy if m in sys.modules)))
+sys.exit(code)
+"""
+
+
+@pytest.mark.timeout(1200)
+def test_an_audit_whose_vectors_are_all_cached_imports_no_torch(tmp_path):
+    """The demo audit (bm25, bm25>>dense, bm25>>dense>>duogreedy(0.5), the DuoGreedy-vs-MMR trade-off) once cold,
+    then again with its runs and evaluations gone but every vector in the embedding cache: the second builds every
+    system, re-ranks densely, scores polarity and fits the axes without importing torch, transformers or
+    pyterrier-dr, embeds nothing, and measures the same."""
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PAIRMEASURES_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    boards, imported, embedded = [], [], []
+    for number in range(2):
+        out, flags = tmp_path / f"out{number}", tmp_path / f"imports{number}.json"
+        done = subprocess.run([sys.executable, "-c", IMPORTS, str(flags), "audit", "--out", str(out), "--resamples",
+                               "100"], capture_output=True, text=True, timeout=1200, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        boards.append(json.loads((out / "leaderboard.json").read_text()))
+        imported.append(json.loads(flags.read_text()))
+        embedded.append(json.loads((out / "manifest.json").read_text())["embedded"])
+        for folder in ("runs", "evaluations"):  # the vectors stay; everything else is computed again
+            for path in sorted((cache / folder).rglob("*"), reverse=True):
+                path.unlink() if path.is_file() else path.rmdir()
+    assert "torch" in imported[0] and imported[1] == []
+    assert sum(part["computed"] for part in embedded[0].values()) > 0
+    assert {purpose: part["computed"] for purpose, part in embedded[1].items()} == \
+        {purpose: 0 for purpose in embedded[1]} and embedded[1]["polarity"]["rows_scored"] > 0
+    assert boards[0] == boards[1]

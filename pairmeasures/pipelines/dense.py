@@ -24,7 +24,7 @@ import pyterrier as pt
 
 from ..sideinfo.embed import Embedder
 
-__all__ = ["CachedBiEncoder", "DenseReranker", "bi_encoder", "dense_retriever"]
+__all__ = ["CachedBiEncoder", "DenseReranker", "bi_encoder", "dense_reranker", "dense_retriever"]  # noqa: F822 (lazy)
 
 
 def _pyterrier_dr():
