@@ -39,7 +39,7 @@ def encode_pipelined(model, batches: Sequence[Sequence[str]], half: bool = False
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tokenize") as pool:
-        queued = [pool.submit(model.tokenize, list(batch)) for batch in batches[:ahead]]
+        queued: list = [pool.submit(model.tokenize, list(batch)) for batch in batches[:ahead]]
         for number in range(len(batches)):
             features = queued[number].result()
             queued[number] = None  # the tokens of a done batch are let go
