@@ -170,7 +170,7 @@ def test_procon_audit_of_top_1000_runs_embeds_the_measured_rows_and_measures_wha
     assert polarity["depth"] == 50 and "the cut-off curves read the top 50" in polarity["why"]
     assert all_embedded["polarity"]["depth"] is None and all_embedded["polarity"]["rows_scored"] == polarity["rows"]
     queries = depth_values["qid"].nunique()
-    assert polarity["rows"] > 5 * polarity["rows_scored"]  # top-1000-style runs: most rows are never read
+    assert polarity["rows"] > 3 * polarity["rows_scored"]  # top-1000-style runs: most rows are never read
     assert polarity["rows_scored"] <= 2 * queries * 60  # the top 50 of each system, and the rows tied with the 50th
     assert depth_embedded["polarity"]["texts"] < all_embedded["polarity"]["texts"]
     kept = all_values[all_values["measure"] != "Duo"].reset_index(drop=True)

@@ -285,7 +285,7 @@ class Embedder:
             if loaded not in _LOADED:
                 _LOADED[loaded] = self._load()
             self._model = _LOADED[loaded]
-        self.batch_size = self._batch_size or BATCH_SIZES.get(str(self._model.device).split(":")[0], BATCH_SIZES["cpu"])
+        self.batch_size = self._batch_size or BATCH_SIZES.get(str(getattr(self._model, "device", "cpu")).split(":")[0], 64)
         return self._model
 
     def _load(self):
@@ -422,7 +422,7 @@ class Embedder:
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         batches = [[texts[i] for i in order[start:start + self.batch_size]]
                    for start in range(0, len(order), self.batch_size)]
-        gpu = self.backend == "torch" and str(model.device).startswith("cuda")
+        gpu = self.backend == "torch" and str(getattr(model, "device", "cpu")).startswith("cuda")
         if gpu and self.precision_used is None and batches:
             with self._timed():
                 self.precision_used = choose_precision(model, batches[0], self.precision)
