@@ -44,7 +44,7 @@ def _cached_bi_encoder_class() -> type:
         return _CLASSES["CachedBiEncoder"]
     pyterrier_dr = _pyterrier_dr()
 
-    class CachedBiEncoder(pyterrier_dr.BiEncoder):
+    class CachedBiEncoder(pyterrier_dr.BiEncoder):  # type: ignore[name-defined]
         """A ``pyterrier_dr`` bi-encoder whose query and document vectors are ``embedder``'s (cached) embeddings.
 
         ``embedder``: an :class:`Embedder` (default: the offline all-MiniLM-L6-v2, L2-normalised, so that

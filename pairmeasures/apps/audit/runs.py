@@ -51,7 +51,7 @@ def annotate(run: "pd.DataFrame", profile: "Profile", scorer=None, system: str =
         pairs = pd.MultiIndex.from_arrays([labels["query_id"], labels["doc_id"]])
         last = ~pairs.duplicated(keep="last")  # the last label of a pair counts, as a dict built from the rows would
         found = pairs[last].get_indexer(pd.MultiIndex.from_arrays([run["qid"], run["docno"]]))
-        groups = np.append(labels["group"].to_numpy(dtype=object)[last], None)  # row -1: unlabelled
+        groups = np.append(labels["group"].to_numpy(dtype=object)[last], np.array([None], dtype=object))  # -1: none
         run = run.assign(group=groups[found])
     if scorer is not None:
         with warnings.catch_warnings(), embedding_purpose("polarity"):
