@@ -12,7 +12,7 @@ from typing import Any, Iterator, Optional
 
 from ..sideinfo.memo import sha256_file
 
-__all__ = ["Manifest", "sha256_file", "versions", "embedding_seconds"]
+__all__ = ["Manifest", "sha256_file", "versions", "embedding_seconds", "embedded_counts"]
 
 
 def versions(modules: Optional[Any] = None) -> dict:
@@ -46,6 +46,13 @@ def embedding_seconds() -> float:
     return Embedder.total_embed_seconds
 
 
+def embedded_counts() -> dict:
+    """Texts embedded in this process by purpose (:func:`pairmeasures.sideinfo.embed.embedded_counts`)."""
+    from ..sideinfo.embed import embedded_counts as counts
+
+    return counts()
+
+
 @dataclass
 class Manifest:
     """What an audit records about itself; :meth:`step` times a step, :meth:`as_dict` is the JSON.
@@ -53,16 +60,40 @@ class Manifest:
     ``apart``: work booked as a step of its own wherever it happens (name -> a clock of the seconds spent on it so far
     in the process; by default ``embedding``): a step's time leaves it out, and ``timings`` has its total since the
     manifest was made. A cold audit's first run, which embeds the corpus, then shows the run's own time and the
-    embedding's apart."""
+    embedding's apart.
+
+    ``embedded``: the texts embedded since the manifest was made, per purpose (a step's name, unless the work inside
+    it names its own purpose, as the audit's ``polarity`` of the measured rows does), with why each was embedded
+    (:meth:`embedding_reason`)."""
 
     command: list = field(default_factory=lambda: list(sys.argv))
     record: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
     cache: dict = field(default_factory=lambda: {"hits": 0, "misses": 0, "systems": {}})
     apart: dict = field(default_factory=lambda: {"embedding": embedding_seconds})
+    reasons: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._apart_from = {name: clock() for name, clock in self.apart.items()}
+        self._embedded_from = embedded_counts()
+
+    def embedding_reason(self, purpose: str, why: str, **details: Any) -> None:
+        """Say why the texts of ``purpose`` are embedded (``details``: e.g. the depth, the rows scored)."""
+        self.reasons[purpose] = {"why": why, **details}
+
+    def embedded(self) -> dict:
+        """``{purpose: {"texts", "computed", "why", ...}}``: distinct texts asked for and embedded by a model (not from
+        the cache) since the manifest was made, with the reasons given; purposes with reasons but no texts too."""
+        now, before = embedded_counts(), self._embedded_from
+        found = {}
+        for purpose, counts in now.items():
+            start = before.get(purpose, {})
+            texts, computed = counts["texts"] - start.get("texts", 0), counts["computed"] - start.get("computed", 0)
+            if texts or computed:
+                found[purpose] = {"texts": texts, "computed": computed}
+        for purpose, reason in self.reasons.items():
+            found[purpose] = {**found.get(purpose, {"texts": 0, "computed": 0}), **reason}
+        return found
 
     def _spent_apart(self) -> dict:
         return {name: clock() - self._apart_from[name] for name, clock in self.apart.items()}
@@ -70,9 +101,12 @@ class Manifest:
     @contextmanager
     def step(self, name: str) -> Iterator[None]:
         """Time the block as step ``name`` (added to an earlier step of that name), less the work booked apart."""
+        from ..sideinfo.embed import embedding_purpose
+
         start, before = time.perf_counter(), {n: clock() for n, clock in self.apart.items()}
         try:
-            yield
+            with embedding_purpose(name):
+                yield
         finally:
             elapsed = time.perf_counter() - start
             elapsed -= sum(clock() - before[n] for n, clock in self.apart.items())
@@ -92,4 +126,4 @@ class Manifest:
 
     def as_dict(self) -> dict:
         return {"command": self.command, "cwd": str(Path.cwd()), "versions": versions(), **self.record,
-                "timings_s": self.timings_s(), "cache": self.cache}
+                "timings_s": self.timings_s(), "cache": self.cache, "embedded": self.embedded()}

@@ -106,8 +106,11 @@ def anchored_axis(fit, direction, within: int = 0) -> Axes:
 
 
 def project(x, axes: Axes) -> np.ndarray:
-    """Polarity scores of embeddings ``x`` on ``axes``, shape ``(documents, m)``."""
-    return (_matrix(x, "embeddings") - axes.mean) @ axes.components.T
+    """Polarity scores of embeddings ``x`` on ``axes``, shape ``(documents, m)``. Each row's score is summed on its
+    own, in one order (``einsum``, not a BLAS product whose blocking depends on the number of rows), so a document
+    scores the very same number whichever other documents are projected with it (an audit scores only the rows its
+    measures read: docs/polarity.md)."""
+    return np.einsum("ij,kj->ik", _matrix(x, "embeddings") - axes.mean, axes.components)
 
 
 def remove_directions(x, directions) -> np.ndarray:

@@ -54,16 +54,19 @@ class SystemContext:
 
         return self.shared("text", lambda: DocumentText(self.corpus, text=self.text))
 
-    def polarity_scorer(self):
-        """The stage that adds ``polarity`` with the context's polarity model (inserted before stages that read it)."""
+    def polarity_scorer(self, depth: Optional[int] = None):
+        """The stage that adds ``polarity`` with the context's polarity model (inserted before stages that read it), to
+        each query's top ``depth`` rows (``None``: every row): one per depth, all on one model."""
         from ..sideinfo.polarity import PolarityModel
         from .polarity import PolarityScorer
 
-        return self.shared("polarity", lambda: PolarityScorer(self.polarity_model or PolarityModel(), errors="skip"))
+        model = self.shared("polarity model", lambda: self.polarity_model or PolarityModel())
+        return self.shared(f"polarity:{depth}", lambda: PolarityScorer(model, errors="skip", depth=depth))
 
     def bi_encoder(self, model: Optional[str] = None):
-        """The bi-encoder of ``model`` (default: the context's), one per model."""
-        from .dense import bi_encoder
+        """The bi-encoder re-ranker of ``model`` (default: the context's), one per model: a
+        :class:`~pairmeasures.pipelines.dense.DenseReranker` (pyterrier-dr's scores without importing it)."""
+        from .dense import dense_reranker
 
         model = model if model is not None else self.model
-        return self.shared(f"bi_encoder:{model}", lambda: bi_encoder(model))
+        return self.shared(f"bi_encoder:{model}", lambda: dense_reranker(model))

@@ -1,4 +1,4 @@
-"""Dense stages from ``pyterrier-dr``: a bi-encoder on the pairmeasures embedding cache.
+"""Dense stages: a bi-encoder on the pairmeasures embedding cache.
 
 ``bi_encoder()`` is a ``pyterrier_dr.BiEncoder``: used in a pipeline on a result frame with ``query`` and
 ``text`` it re-ranks (``bm25 >> pt.text.get_text(dataset, "text") >> pm.bi_encoder()``), and with a
@@ -6,57 +6,140 @@
 like the PISA index of ``pm.bm25``). Its vectors come from
 :class:`~pairmeasures.sideinfo.embed.Embedder`, so texts already embedded for polarity scores are not
 embedded again. Needs the ``dense`` extra (``pip install 'pairmeasures[dense]'``).
+
+:class:`DenseReranker` re-ranks (and :meth:`DenseReranker.doc_encoder` adds ``doc_vec``) exactly as the bi-encoder
+does, without pyterrier-dr: the audit's ``dense`` re-ranking and ``mmr`` stages use it, so an audit whose vectors are
+all cached imports neither pyterrier-dr nor torch (docs/embedding.md). ``pyterrier_dr`` is imported on first use of
+``bi_encoder``, ``CachedBiEncoder`` or ``dense_retriever``.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
-
-try:
-    import pyterrier_dr
-except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    raise ImportError("the bi-encoder stages need pyterrier-dr: pip install 'pairmeasures[dense]'") from exc
+import pandas as pd
+import pyterrier as pt
 
 from ..sideinfo.embed import Embedder
 
+__all__ = ["CachedBiEncoder", "DenseReranker", "bi_encoder", "dense_reranker", "dense_retriever"]  # noqa: F822 (lazy)
 
-class CachedBiEncoder(pyterrier_dr.BiEncoder):
-    """A ``pyterrier_dr`` bi-encoder whose query and document vectors are ``embedder``'s (cached) embeddings.
 
-    ``embedder``: an :class:`Embedder` (default: the offline all-MiniLM-L6-v2, L2-normalised, so that
-    pyterrier-dr's dot product is the cosine similarity the model was trained for).
-    """
+def _pyterrier_dr():
+    try:
+        import pyterrier_dr
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise ImportError("the bi-encoder stages need pyterrier-dr: pip install 'pairmeasures[dense]'") from exc
+    return pyterrier_dr
 
-    def __init__(self, embedder: Optional[Embedder] = None, *, text_field: str = "text", verbose: bool = False):
-        self.embedder = embedder if embedder is not None else Embedder(normalize=True)
-        super().__init__(batch_size=self.embedder.batch_size, text_field=text_field, verbose=verbose)
-        self.model_name = self.embedder.model_name  # pyterrier-dr compares encoders by it
+
+_CLASSES: dict = {}
+
+
+def _cached_bi_encoder_class() -> type:
+    """``CachedBiEncoder``, defined on first use (it subclasses ``pyterrier_dr.BiEncoder``, which imports torch)."""
+    if "CachedBiEncoder" in _CLASSES:
+        return _CLASSES["CachedBiEncoder"]
+    pyterrier_dr = _pyterrier_dr()
+
+    class CachedBiEncoder(pyterrier_dr.BiEncoder):  # type: ignore[name-defined]
+        """A ``pyterrier_dr`` bi-encoder whose query and document vectors are ``embedder``'s (cached) embeddings.
+
+        ``embedder``: an :class:`Embedder` (default: the offline all-MiniLM-L6-v2, L2-normalised, so that
+        pyterrier-dr's dot product is the cosine similarity the model was trained for).
+        """
+
+        def __init__(self, embedder: Optional[Embedder] = None, *, text_field: str = "text", verbose: bool = False):
+            self.embedder = embedder if embedder is not None else Embedder(normalize=True)
+            super().__init__(batch_size=self.embedder.batch_size, text_field=text_field, verbose=verbose)
+            self.model_name = self.embedder.model_name  # pyterrier-dr compares encoders by it
+
+        def __repr__(self) -> str:
+            return f"CachedBiEncoder({self.embedder!r})"
+
+        def encode_queries(self, texts, batch_size: Optional[int] = None) -> np.ndarray:
+            return self.embedder.embed(list(texts))
+
+        def encode_docs(self, texts, batch_size: Optional[int] = None) -> np.ndarray:
+            return self.embedder.embed(list(texts))
+
+        def encode_queries_torch(self, texts, batch_size: Optional[int] = None):
+            import torch
+
+            return torch.from_numpy(self.encode_queries(texts, batch_size))
+
+    CachedBiEncoder.__module__ = __name__
+    _CLASSES["CachedBiEncoder"] = CachedBiEncoder
+    return CachedBiEncoder
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CachedBiEncoder":
+        return _cached_bi_encoder_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class DocVectors(pt.Transformer):
+    """Adds ``doc_vec`` (the embedder's vector of each row's ``text_field``), as the bi-encoder's ``doc_encoder()``."""
+
+    def __init__(self, embedder: Embedder, text_field: str = "text"):
+        self.embedder = embedder
+        self.text_field = text_field
 
     def __repr__(self) -> str:
-        return f"CachedBiEncoder({self.embedder!r})"
+        return f"DenseReranker({self.embedder!r}).doc_encoder()"
 
-    def encode_queries(self, texts, batch_size: Optional[int] = None) -> np.ndarray:
-        return self.embedder.embed(list(texts))
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        pt.validate.columns(inp, includes=[self.text_field])
+        return inp.assign(doc_vec=list(self.embedder.embed(inp[self.text_field].tolist())))
 
-    def encode_docs(self, texts, batch_size: Optional[int] = None) -> np.ndarray:
-        return self.embedder.embed(list(texts))
 
-    def encode_queries_torch(self, texts, batch_size: Optional[int] = None):
-        import torch
+class DenseReranker(pt.Transformer):
+    """Re-ranks a result frame with ``query`` and ``text_field`` by the dot product of the ``embedder``'s query and
+    document vectors: the scores and ranks of ``pyterrier_dr.BiEncoder`` re-ranking with the same vectors (as
+    :func:`bi_encoder` gives), without importing pyterrier-dr or, while every vector is cached, torch.
 
-        return torch.from_numpy(self.encode_queries(texts, batch_size))
+    ``embedder``: default the offline all-MiniLM-L6-v2, L2-normalised (cosine similarity).
+    """
+
+    def __init__(self, embedder: Optional[Embedder] = None, *, text_field: str = "text"):
+        self.embedder = embedder if embedder is not None else Embedder(normalize=True)
+        self.text_field = text_field
+
+    def __repr__(self) -> str:
+        return f"DenseReranker({self.embedder!r})"
+
+    def doc_encoder(self) -> DocVectors:
+        """The transformer that adds ``doc_vec`` (for :class:`~pairmeasures.pipelines.mmr.TopKMMR`)."""
+        return DocVectors(self.embedder, self.text_field)
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        pt.validate.result_frame(inp, extra_columns=["query", self.text_field])
+        if len(inp) == 0:
+            return pt.model.add_ranks(inp.assign(score=pd.Series(dtype=np.float32)))
+        queries, inverse = np.unique(inp["query"].to_numpy(), return_inverse=True)  # as pyterrier-dr's query encoder
+        query_vectors = self.embedder.embed(list(queries))
+        doc_vectors = self.embedder.embed(inp[self.text_field].tolist())
+        scores = np.sum(query_vectors[inverse.reshape(-1)] * doc_vectors, axis=1)  # per row, as pyterrier-dr's np.sum
+        return pt.model.add_ranks(inp.assign(score=scores))
 
 
 def bi_encoder(model: Optional[str | os.PathLike] = None, *, normalize: bool = True, text_field: str = "text",
-               **embedder_options) -> CachedBiEncoder:
-    """A ``pyterrier_dr`` bi-encoder for a sentence-transformers model folder (default: the offline
-    all-MiniLM-L6-v2), reading and filling the embedding cache; ``embedder_options`` go to
+               **embedder_options):
+    """A ``pyterrier_dr`` bi-encoder (a ``CachedBiEncoder``) for a sentence-transformers model folder (default: the
+    offline all-MiniLM-L6-v2), reading and filling the embedding cache; ``embedder_options`` go to
     :class:`Embedder` (``batch_size``, ``device``, ``cache``, ``backend``)."""
-    return CachedBiEncoder(Embedder(None if model is None else str(model), normalize=normalize, **embedder_options),
-                           text_field=text_field)
+    return _cached_bi_encoder_class()(Embedder(None if model is None else str(model), normalize=normalize,
+                                               **embedder_options), text_field=text_field)
+
+
+def dense_reranker(model: Optional[str | os.PathLike] = None, *, normalize: bool = True, text_field: str = "text",
+                   **embedder_options) -> DenseReranker:
+    """:class:`DenseReranker` for a model folder (default: the offline all-MiniLM-L6-v2), as :func:`bi_encoder`."""
+    return DenseReranker(Embedder(None if model is None else str(model), normalize=normalize, **embedder_options),
+                         text_field=text_field)
 
 
 def dense_retriever(source: str | os.PathLike, model: Optional[str | os.PathLike] = None, *, num_results: int = 1000,
@@ -67,6 +150,7 @@ def dense_retriever(source: str | os.PathLike, model: Optional[str | os.PathLike
     :func:`~pairmeasures.pipelines.retrieval.cached_index`) and scanned exactly (``np_retriever``)."""
     from .retrieval import cached_index
 
+    pyterrier_dr = _pyterrier_dr()
     encoder = bi_encoder(model, text_field="text", **embedder_options)
 
     def build(folder, documents) -> None:

@@ -16,10 +16,13 @@ from ..math.reorder import check_lambda_k, duo_extreme_orders, duogreedy_lists
 __all__ = ["DuoGreedy", "BiasedOrdering"]
 
 
-def _prepare(inp: pd.DataFrame, name: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
+def _prepare(inp: pd.DataFrame, name: str, depth: Optional[int] = None
+             ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
     """Validated frame sorted by query and rank, its polarity matrix ``(rows, m)``, offsets, and the rows
     of queries without any polarity (all NaN, as ``PolarityScorer(errors="skip")`` leaves a query whose axes
-    cannot be fitted), which keep their input order; a warning says how many."""
+    cannot be fitted), which keep their input order; a warning says how many. ``depth``: only each query's first
+    ``depth`` rows are read (the re-ranker reorders those), so rows below may lack a polarity (as
+    ``PolarityScorer(depth=...)`` leaves them); their polarity is set to 0, unread."""
     try:
         pt.validate.result_frame(inp, extra_columns=["polarity"])
     except pt.validate.InputValidationError as error:
@@ -28,22 +31,28 @@ def _prepare(inp: pd.DataFrame, name: str) -> tuple[pd.DataFrame, np.ndarray, np
             f"(e.g. bm25 >> pm.PolarityScorer(model) >> pm.{name}(...)). {error.args[0]}", error.modes) from error
     frame = inp.sort_values(["qid", "rank"] if "rank" in inp.columns else ["qid", "score"],
                             ascending=[True, "rank" in inp.columns], kind="stable").reset_index(drop=True)
+    qids = frame["qid"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, qids[1:] != qids[:-1]]) if len(qids) else np.zeros(0, dtype=np.int64)
+    offsets = np.r_[starts, len(qids)].astype(np.int64)
+    lengths = np.diff(offsets)
+    read = np.ones(len(frame), dtype=bool) if depth is None else \
+        (np.arange(len(frame)) - np.repeat(offsets[:-1], lengths)) < depth
     column = frame["polarity"]
     if pd.api.types.is_numeric_dtype(column):  # one axis: no per-row conversion
         polarity = column.to_numpy(dtype=np.float64)[:, None]
     else:
         values = column.tolist()
-        polarity = np.array([np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in values]) if values else np.zeros((0, 1))
+        width = next((np.atleast_1d(np.asarray(v, dtype=np.float64)).size for v, r in zip(values, read) if r), 1)
+        polarity = np.array([np.atleast_1d(np.asarray(v, dtype=np.float64)) if r else np.zeros(width)
+                             for v, r in zip(values, read)]) if values else np.zeros((0, 1))
     if polarity.ndim != 2:
         raise ValueError(f"{name}: every document's polarity must have the same number of axes")
-    qids = frame["qid"].to_numpy()
-    starts = np.flatnonzero(np.r_[True, qids[1:] != qids[:-1]]) if len(qids) else np.zeros(0, dtype=np.int64)
-    offsets = np.r_[starts, len(qids)].astype(np.int64)
+    if not read.all():
+        polarity = np.where(read[:, None], polarity, 0.0)
     bad = ~np.isfinite(polarity).all(axis=1)
     unscored = np.zeros(len(frame), dtype=bool)
     if bad.any():
-        lengths = np.diff(offsets)
-        whole = np.add.reduceat(bad, offsets[:-1]) == lengths  # every document of the query lacks polarity
+        whole = np.add.reduceat(bad, offsets[:-1]) == np.add.reduceat(read, offsets[:-1])  # every read row lacks it
         unscored = np.repeat(whole, lengths)
         partial = bad & ~unscored
         if partial.any():
@@ -107,6 +116,11 @@ class DuoGreedy(pt.Transformer):
             f", num_results={self.num_results}" if self.num_results is not None else "")
         return f"DuoGreedy(Lambda={self.Lambda}, k={self.k}, mode={self.mode!r}{extra})"
 
+    @property
+    def polarity_depth(self) -> int:
+        """How deep this re-ranker reads each query's ``polarity``: its ``k`` (an inserted scorer scores that deep)."""
+        return self.k
+
     def fuse_rank_cutoff(self, k: int) -> "DuoGreedy":
         """This re-ranker keeping only the top ``k`` of each query (``pt.Transformer.compile`` fuses ``% k``)."""
         if self.num_results is not None and self.num_results <= k:
@@ -120,7 +134,7 @@ class DuoGreedy(pt.Transformer):
         return out[out["rank"] < self.num_results].reset_index(drop=True)
 
     def _reorder(self, inp: pd.DataFrame) -> pd.DataFrame:
-        frame, polarity, offsets, unscored = _prepare(inp, "DuoGreedy")
+        frame, polarity, offsets, unscored = _prepare(inp, "DuoGreedy", self.k)
         if len(frame) == 0:
             return reordered(frame, np.zeros(0, dtype=np.int64), offsets)
         if self.mode == "greedy" or self.Lambda == 1.0:

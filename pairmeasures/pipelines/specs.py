@@ -223,8 +223,9 @@ class System:
             step = self._named(kind.build, stage, context, position)
             needs = kind.needs if position > 0 else frozenset()
             if "polarity" in needs and not has_polarity:
-                step = context.polarity_scorer() >> step
-                has_polarity = True
+                depth = getattr(step, "polarity_depth", None)  # a re-ranker of the top k reads that deep only
+                step = context.polarity_scorer(depth) >> step
+                has_polarity = depth is None  # the top k scored: a later stage may read other rows
             if "text" in needs and not has_text:
                 step = context.document_text() >> step
                 has_text = True

