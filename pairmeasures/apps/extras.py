@@ -27,7 +27,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "ray": {"ray": "ray"},
     "seme": {"flask": "flask", "waitress": "waitress", "statsmodels": "statsmodels", "matplotlib": "matplotlib"},
     "train": {"datasets": "datasets", "accelerate": "accelerate"},
-    "audit": {"matplotlib": "matplotlib", "scipy": "scipy", "statsmodels": "statsmodels"},
+    "audit": {"matplotlib": "matplotlib", "scipy": "scipy", "statsmodels": "statsmodels", "threadpoolctl": "threadpoolctl"},
 }
 #: Extras that install others.
 INCLUDES = {"audit": ("embed", "pisa", "dense"), "train": ("embed", "pisa")}
