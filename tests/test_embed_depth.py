@@ -77,7 +77,7 @@ def test_no_measure_reads_a_nan_below_the_depth(ties):
 
 def test_polarity_depth_is_the_deepest_reader_and_says_why():
     duo, rkl = pm.Duo(ties="system") @ 10, pm.rKL @ 20
-    assert polarity_depth([duo, rkl, ir_measures.nDCG @ 100]) == (10, "Duo(ties='system')@10 reads the top 10")
+    assert polarity_depth([duo, rkl, ir_measures.nDCG @ 100]) == (10, "Duo@10 reads the top 10")  # ties='system' is the default
     assert polarity_depth([pm.Duo @ 5, duo]).depth == 10
     assert polarity_depth([duo], curves=50).depth == 50
     assert polarity_depth([rkl], curves=50).depth == 0  # no measure reads polarity: the curves do not either
