@@ -370,7 +370,7 @@ def test_polarity_scorer_skips_queries_without_fit_documents(embedder):
     qrels = pd.DataFrame({"query_id": ["q1", "q7"], "doc_id": ["d1", "d2"], "relevance": [1, 1]})
     run = out.rename(columns={"qid": "query_id", "docno": "doc_id"})
     with pytest.raises(pm.RunInputError, match="no polarity for document 'd2' of query 'q7'"):
-        ir_measures.calc_aggregate([pm.Duo], qrels, run)
+        ir_measures.calc_aggregate([pm.Duo(missing="error")], qrels, run)
     with pytest.warns(pm.DegenerateQueryWarning, match="2 of 2 queries"):
         ir_measures.calc_aggregate([pm.Duo(missing="skip")], qrels, run)
 
@@ -420,7 +420,7 @@ def test_pca_text_that_is_missing_falls_back_to_the_corpus_and_non_strings_are_e
     unknown = pd.concat([run, pd.DataFrame({"query_id": [qid], "doc_id": ["nowhere"], "score": [0.5],
                                             "text": [None]})], ignore_index=True)
     with pytest.raises(pm.RunInputError, match=f"no polarity for document 'nowhere' of query '{qid}'"):
-        ir_measures.calc_aggregate([measure], qrels, unknown)
+        ir_measures.calc_aggregate([pm.Duo(polarity=f"pca:{procon_subset}", missing="error")], qrels, unknown)
     skipping = pm.Duo(polarity=f"pca:{procon_subset}", missing="skip")
     assert ir_measures.calc_aggregate([skipping], qrels, unknown)[skipping] == pytest.approx(expected)
 
@@ -578,4 +578,4 @@ def test_a_document_without_polarity_is_named_with_the_reason(tmp_path, embedder
     with pytest.raises(pm.RunInputError, match=r"no polarity for document 'd' of query 'tax' in resource 'pca:.*' "
                                                r"\(query 'tax' has 1 fit document\(s\); 1 axis\(es\) need at least 2\); "
                                                r"1 of 4 considered documents lack one"):
-        ir_measures.calc_aggregate([pm.Duo(polarity=f"pca:{tmp_path}")], qrels, run)
+        ir_measures.calc_aggregate([pm.Duo(polarity=f"pca:{tmp_path}", missing="error")], qrels, run)
