@@ -7,7 +7,7 @@ Everything is measured through ir_measures and the pairmeasures provider; nothin
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, cast
 
 import numpy as np
 
@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
     from ..measures.provider import PairEvaluator
 
-__all__ = ["cutoff_curves", "tradeoff_curve", "equal_cost", "checked_lambdas", "scores_by_query"]
+__all__ = ["cutoff_curves", "tradeoff_curve", "equal_cost", "checked_lambdas", "scores_by_query", "reads_depth",
+           "top_rows"]
 
 #: PyTerrier's column names and the ones ir_measures reads.
 _IR_NAMES = {"qid": "query_id", "docno": "doc_id", "label": "relevance"}
@@ -45,6 +46,8 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
     if isinstance(families, str) or not families:
         raise ValueError(f"families must be a non-empty list of measure strings such as ['Duo', 'rKL'], got {families!r}")
     grid = [(family, k, _at_cutoff(family, k)) for family in families for k in ks]
+    depths = [reads_depth(measure) for _, _, measure in grid]
+    depth = None if None in depths else max(cast("list[int]", depths))
     evaluator = cast("PairEvaluator", provider.evaluator([measure for _, _, measure in grid], _ir_frame(qrels, "qrels")))
     frames = []
     for system, run in progress_bar(list(_checked_runs(runs).items()), desc="bias by cut-off", unit="system"):
@@ -52,7 +55,8 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
             warnings.simplefilter("ignore", DegenerateQueryWarning)
             warnings.simplefilter("ignore", MissingSideInfoWarning)
             try:
-                values = [values for _, _, values in evaluator.values(_ir_frame(run, f"run of system {system!r}"))]
+                frame = top_rows(_ir_frame(run, f"run of system {system!r}"), depth)
+                values = [values for _, _, values in evaluator.values(frame)]
             except ValueError as error:  # the provider's message names the measure and the column to add
                 raise ValueError(f"system {system!r}: {error}") from None
         n = np.array([np.count_nonzero(~np.isnan(v)) for v in values])
@@ -177,6 +181,52 @@ def scores_by_query(frame: "pd.DataFrame") -> dict:
     docs, scores = frame["doc_id"].to_numpy(), frame["score"].to_numpy(dtype=np.float64)
     return {str(qid): dict(zip(docs[rows].tolist(), scores[rows].tolist()))
             for qid, rows in frame.groupby("query_id", sort=False).indices.items()}
+
+
+#: ir_measures measures that read the top ``cutoff`` documents by score and nothing below (trec_eval's P, R, AP,
+#: nDCG and success cuts, MS MARCO's RR, Judged): with ``rel`` at most besides the cutoff; any other parameter
+#: (``judged_only``, ``gains``, ``dcg``) may change what is read or the provider, and leaves the run uncut.
+_TOP_K_MEASURES = frozenset({"P", "R", "AP", "nDCG", "RR", "Success", "Judged"})
+
+
+def reads_depth(measure) -> Optional[int]:
+    """How deep into each query's ranking ``measure`` reads (``None``: all of it): a pairmeasures measure's
+    :meth:`~pairmeasures.PairMeasure.depth`; an ir_measures measure's cut-off when it is one of those known to read
+    nothing below it, else ``None``. What :func:`top_rows` may cut a run to without changing a value."""
+    from ..measures.base import PairMeasure
+
+    if isinstance(measure, PairMeasure):
+        return measure.depth()
+    params = dict(getattr(measure, "params", {}))
+    cutoff = params.pop("cutoff", None)
+    params.pop("rel", None)
+    if getattr(measure, "NAME", None) not in _TOP_K_MEASURES or params or not isinstance(cutoff, int):
+        return None
+    return cutoff
+
+
+def top_rows(frame: "pd.DataFrame", depth: Optional[int]) -> "pd.DataFrame":
+    """The rows of an ir_measures run frame that can be in a query's top ``depth`` under any order of equal scores:
+    per ``query_id``, every row whose score is at least the ``depth``-th highest (so documents tied with the last
+    one kept stay, whichever tie policy, trec_eval's or the system's, orders them), in the frame's row order; the
+    frame itself when nothing is cut, ``depth`` is ``None``, or a score or query id is missing (the evaluation
+    then says so)."""
+    import pandas as pd
+
+    if depth is None or len(frame) <= depth or "score" not in frame.columns or "query_id" not in frame.columns:
+        return frame
+    scores = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    codes, uniques = pd.factorize(frame["query_id"], use_na_sentinel=True)
+    if np.isnan(scores).any() or (codes < 0).any():
+        return frame
+    counts = np.bincount(codes, minlength=uniques.size)
+    order = np.lexsort((-scores, codes))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    threshold = np.full(uniques.size, -np.inf)
+    deep = counts > depth
+    threshold[deep] = scores[order[starts[deep] + depth - 1]]
+    keep = scores >= threshold[codes]
+    return frame if keep.all() else frame[keep]
 
 
 def _at_cutoff(family: str, k: int):

@@ -251,7 +251,9 @@ class PairMeasure(measures.Measure):
         return ["text"] if any(self.param(side.param) is not None for side in self.side_inputs()) else []
 
     def depth(self) -> Optional[int]:
-        """How deep into each ranking this measure reads (``None``: all of it)."""
+        """How deep into each ranking this measure reads (``None``: all of it). The provider and the audit cut runs to
+        it (keeping the documents tied with the last one), so a measure that reads anything below its cut-off (a
+        background of the whole run, the retrieved documents' group shares) returns ``None``."""
         return self.param("cutoff")
 
     def prepare(self, lists: RankedLists, cutoff: bool = True) -> RankedLists:

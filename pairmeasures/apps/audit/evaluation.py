@@ -26,30 +26,47 @@ DELTA_A_PRF_INTERVAL = "ΔA-PRF 95% CI"
 
 def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFrame":
     """One row per (system, query, measure) measured (``measures``: the measure's string -> the measure), as
-    ``ir_measures.iter_calc`` yields them: queries a bias measure left out have no row."""
-    import ir_measures
+    ``ir_measures.iter_calc`` yields them: queries a bias measure left out have no row. The measures that declare how
+    deep they read (:func:`~pairmeasures.apps.curves.reads_depth`) are evaluated on each run cut to the deepest of
+    them (:func:`~pairmeasures.apps.curves.top_rows`: the same values, from fewer rows); the others on the whole run."""
     import pandas as pd
 
-    from ...measures import PairMeasure
-    from ..curves import scores_by_query
+    from ..curves import reads_depth, top_rows
 
     names = {evaluated: shown for shown, evaluated in measures.items()}
-    pair = [m for m in measures.values() if isinstance(m, PairMeasure)]
-    other = [m for m in measures.values() if not isinstance(m, PairMeasure)]
+    depths = [reads_depth(m) for m in measures.values()]
+    depth = max((d for d in depths if d is not None), default=None)
+    cut = [m for m, d in zip(measures.values(), depths) if d is not None]
+    whole = [m for m, d in zip(measures.values(), depths) if d is None]
     rows = []
     for system, run in runs.items():
         frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
-        metrics = ir_measures.iter_calc(pair, qrels, frame) if pair else iter(())
-        if other:  # trec_eval-based measures read {qid: {docno: score}}, built from arrays, not row by row
-            metrics = itertools.chain(ir_measures.iter_calc(other, qrels, scores_by_query(frame)), metrics)
-        for metric in metrics:
-            if not (isinstance(metric.value, float) and math.isnan(metric.value)):
-                rows.append((system, str(metric.query_id), names[metric.measure], float(metric.value)))
+        for part, chosen in ((top_rows(frame, depth), cut), (frame, whole)):
+            rows += [(system, query, names[measure], value) for measure, query, value in _values(part, qrels, chosen)]
     table = pd.DataFrame(rows, columns=["system", "qid", "measure", "value"])
     order = {m: i for i, m in enumerate(measures)}
     return table.sort_values(["system", "measure", "qid"], key=lambda c: c.map(order) if c.name == "measure" else
                              c.map({s: i for i, s in enumerate(runs)}) if c.name == "system" else c,
                              ignore_index=True)
+
+
+def _values(frame: "pd.DataFrame", qrels: "pd.DataFrame", measures: list):
+    """``(measure, query, value)`` of ``measures`` on an ir_measures run frame, NaN values (queries left out) left out."""
+    import ir_measures
+
+    from ...measures import PairMeasure
+    from ..curves import scores_by_query
+
+    if not measures:
+        return
+    pair = [m for m in measures if isinstance(m, PairMeasure)]
+    other = [m for m in measures if not isinstance(m, PairMeasure)]
+    metrics = ir_measures.iter_calc(pair, qrels, frame) if pair else iter(())
+    if other:  # trec_eval-based measures read {qid: {docno: score}}, built from arrays, not row by row
+        metrics = itertools.chain(ir_measures.iter_calc(other, qrels, scores_by_query(frame)), metrics)
+    for metric in metrics:
+        if not (isinstance(metric.value, float) and math.isnan(metric.value)):
+            yield metric.measure, str(metric.query_id), float(metric.value)
 
 
 def ties_in_top(runs: dict, k: int) -> dict:
