@@ -27,7 +27,7 @@ import zlib
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Optional
 
-from ..sideinfo.beir import DataFileError, record_text
+from ..sideinfo.beir import DataFileError, json_record, record_text
 
 __all__ = ["DocStore", "STORE_FORMAT", "folder_store", "stores_folder"]
 
@@ -76,13 +76,7 @@ def _records(path: Path, handle) -> Iterator[tuple[int, str, dict]]:
                 raise DataFileError(path, number, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataFileError(path, number, f"not a JSON object ({exc.msg} at column {exc.colno}); "
-                                                  "the file may be truncated or damaged") from exc
-            if not isinstance(record, dict):
-                raise DataFileError(path, number, f"expected a JSON object, got {type(record).__name__}")
+            record = json_record(path, number, line)
             absent = [name for name in ("_id", "text") if name not in record]
             if absent:
                 raise DataFileError(path, number, f"record has no {', '.join(repr(a) for a in absent)} field")

@@ -24,7 +24,7 @@ from . import SideInfoError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DataFileError", "numbered_lines", "LABELS_HEADER", "QRELS_HEADER", "TEXT_FIELDS", "BeirFolder", "check_text_field",
+__all__ = ["DataFileError", "numbered_lines", "json_record", "LABELS_HEADER", "QRELS_HEADER", "TEXT_FIELDS", "BeirFolder", "check_text_field",
            "existing", "iter_jsonl", "record_text", "read_records", "iter_tsv", "read_table", "read_pairs", "read_qrels", "read_labels",
            "read_beir"]
 
@@ -78,16 +78,20 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
     """``(line number, object)`` for each non-blank line of a JSON Lines file."""
     path = Path(path)
     for number, line in numbered_lines(path):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataFileError(path, number, f"not a JSON object ({exc.msg} at column {exc.colno}); "
-                                              "the file may be truncated or damaged") from exc
-        if not isinstance(record, dict):
-            raise DataFileError(path, number, f"expected a JSON object, got {type(record).__name__}")
-        yield number, record
+        if line.strip():
+            yield number, json_record(path, number, line)
+
+
+def json_record(path: Path, number: int, line: str) -> dict:
+    """The JSON object on line ``number`` of ``path``, or a :class:`DataFileError` naming the line."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DataFileError(path, number, f"not a JSON object ({exc.msg} at column {exc.colno}); "
+                                          "the file may be truncated or damaged") from exc
+    if not isinstance(record, dict):
+        raise DataFileError(path, number, f"expected a JSON object, got {type(record).__name__}")
+    return record
 
 
 def read_records(path: str | os.PathLike, required: Sequence[str] = ("_id", "text"),
