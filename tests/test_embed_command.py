@@ -36,8 +36,9 @@ def small_corpus(folder: Path, count: int) -> Path:
     return folder
 
 
-def embed_cli(*args: str, cache: Path, code: str = WITHOUT_RAY, timeout: float = 900) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PAIRMEASURES_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1",
+def embed_cli(*args: str, cache: Path, code: str = WITHOUT_RAY, timeout: float = 900,
+              **variables: str) -> subprocess.CompletedProcess:
+    environment = {**os.environ, **variables, "PAIRMEASURES_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1",
                    "PYTHONPATH": os.pathsep.join(filter(None, [CHECKOUT, os.environ.get("PYTHONPATH")]))}
     return subprocess.run([sys.executable, "-c", code, "embed", *args], env=environment, capture_output=True,
                           text=True, timeout=timeout)
@@ -45,8 +46,9 @@ def embed_cli(*args: str, cache: Path, code: str = WITHOUT_RAY, timeout: float =
 
 def test_local_engine_fills_the_cache_and_the_index_without_ray(tmp_path, embedder):
     corpus = small_corpus(tmp_path / "corpus", 120)
-    first = embed_cli(str(corpus), "--json", cache=tmp_path / "cache")
+    first = embed_cli(str(corpus), "--json", cache=tmp_path / "cache", TQDM_DELAY="0")
     assert first.returncode == 0, first.stderr
+    assert "embedding: 100%" in first.stderr  # progress as lines when stderr is not a terminal (a log file)
     report = json.loads(first.stdout)
     assert set(report) == {"texts", "embedded", "cached", "engine", "workers", "seconds"}
     assert (report["texts"], report["embedded"], report["cached"], report["engine"]) == (120, 120, 0, "local")

@@ -22,6 +22,7 @@ from ..datasets.corpus import open_corpus
 from ..sideinfo.beir import check_text_field, record_text
 from ..sideinfo.cache import EmbeddingCache, text_key
 from ..sideinfo.embed import Embedder
+from ..sideinfo.progress import progress_bar
 from ..sideinfo.shards import ShardError, plan_shards, store_for
 
 __all__ = ["EmbedResult", "embed_corpus", "corpus_texts", "ENGINES"]
@@ -111,8 +112,11 @@ def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", 
     todo_keys, todo_texts = _missing(cache, embedder.key, keys, texts)
     if engine == "local":
         count = 1
-        for begin in range(0, len(todo_texts), _CHUNK):
-            embedder.embed_distinct(todo_texts[begin:begin + _CHUNK])
+        with progress_bar(total=len(todo_texts), desc="embedding", unit="text") as bar:  # lines in a log file too
+            for begin in range(0, len(todo_texts), _CHUNK):
+                chunk = todo_texts[begin:begin + _CHUNK]
+                embedder.embed_distinct(chunk)
+                bar.update(len(chunk))
         embedded = embedder.computed
     else:
         count, embedded = _embed_on_ray(embedder, store, cache, todo_keys, todo_texts, address=address,
@@ -135,17 +139,20 @@ def _embed_on_ray(embedder: Embedder, store, cache: EmbeddingCache, keys: list, 
     shards = plan_shards(keys, texts, shard_size)
     model = None if embedder.model_name == "all-MiniLM-L6-v2" else embedder.model_name
     embedded = 0
-    with ray_session(address, num_cpus=num_cpus) as ray:
+    with ray_session(address, num_cpus=num_cpus) as ray, \
+            progress_bar(total=len(keys), desc="embedding on Ray", unit="text") as bar:
         count, gpus, cpus = pool_shape(ray, workers)
         failed: list = []
 
         def merge(shard: str) -> int:
             try:
-                return store.merge(shard, cache, embedder.key)
+                rows = store.merge(shard, cache, embedder.key)
             except ShardError:
                 store.remove(shard)
                 failed.append(shard)
                 return 0
+            bar.update(rows)  # as each shard comes back merged
+            return rows
 
         for _attempt in range(3):
             failed.clear()
