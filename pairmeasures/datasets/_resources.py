@@ -20,13 +20,14 @@ file, and nothing of it enters the cache.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 from urllib.parse import quote
+
+from ..sideinfo.memo import sha256_file
 
 __all__ = ["BEIR_FILES", "DATA_ENV", "UNKNOWN", "DatasetError", "DatasetUnavailableError", "Location", "RemoteFile",
            "Resource", "cache_root", "find", "github_file", "huggingface_file", "ir_datasets_home", "locate"]
@@ -196,14 +197,6 @@ def _download(resource: Resource, data: Optional[str | os.PathLike], dataset_id:
     return Location(resource, target, "download cache")
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _check_sources(resource: Resource, sources: Path, dataset_id: str) -> None:
     """Each downloaded file against its pinned checksum, else the one recorded at its first download
     (recorded now when there is none). On a mismatch the resource's downloads are removed."""
@@ -212,7 +205,7 @@ def _check_sources(resource: Resource, sources: Path, dataset_id: str) -> None:
     found = {}
     for remote in resource.remote:
         path = sources / remote.name
-        found[remote.name] = digest = _sha256(path)
+        found[remote.name] = digest = sha256_file(path)
         expected = remote.sha256 or recorded.get(remote.name)
         if expected is None or digest == expected:
             continue
@@ -249,7 +242,7 @@ def _check_converted(resource: Resource, sources: Path, staging: Path, dataset_i
     """The converted files against their pinned checksums; a mismatch removes them (the downloads stay)."""
     for relative, expected in resource.converted_sha256:
         path = staging / relative if relative else staging
-        digest = _sha256(path) if path.is_file() else "missing"
+        digest = sha256_file(path) if path.is_file() else "missing"
         if digest != expected:
             _remove(staging)
             name = f"{resource.name}/{relative}" if relative else resource.name

@@ -24,6 +24,7 @@ from typing import Iterator, NamedTuple, Optional, Sequence
 import numpy as np
 
 from .cache import EmbeddingCache, default_cache_path
+from .memo import sha256_file
 
 __all__ = ["Shard", "ShardStore", "ShardError", "plan_shards", "shard_id", "default_shard_folder", "store_for"]
 
@@ -64,13 +65,6 @@ def default_shard_folder(model_key: str) -> Path:
     return default_cache_path().parent / "shards" / model_key[:32]
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
 
 def _write_atomic(path: Path, data: bytes) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -105,7 +99,7 @@ class ShardStore:
         np.save(temporary, vectors, allow_pickle=False)
         os.replace(temporary, npy)
         _write_atomic(keys_file, b"".join(keys))
-        record = {"rows": len(keys), "dim": int(vectors.shape[1]), "npy": _sha256(npy), "keys": _sha256(keys_file)}
+        record = {"rows": len(keys), "dim": int(vectors.shape[1]), "npy": sha256_file(npy), "keys": sha256_file(keys_file)}
         _write_atomic(done, json.dumps(record).encode())
 
     def finished(self) -> list:
@@ -123,7 +117,7 @@ class ShardStore:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ShardError(f"shard record {done} is missing or unreadable ({exc})") from None
         for path, field in ((npy, "npy"), (keys_file, "keys")):
-            if not path.is_file() or _sha256(path) != record.get(field):
+            if not path.is_file() or sha256_file(path) != record.get(field):
                 raise ShardError(f"shard file {path} is missing or changed since it was written (checksum differs)")
         raw = keys_file.read_bytes()
         if len(raw) != rows * _KEY:
