@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Protocol
 
-__all__ = ["Command"]
+__all__ = ["Command", "add_checkpoint_arguments"]
 
 
 class Command(Protocol):
@@ -25,3 +25,15 @@ class Command(Protocol):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
 
     def run(self, args: argparse.Namespace) -> int: ...
+
+
+def add_checkpoint_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """The options a training command shares: ``--checkpoint-every``, ``--keep-checkpoints``, ``--resume`` and
+    ``--force`` (``command``: its name, in ``--force``'s help)."""
+    parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
+                        help="save a checkpoint every N steps into MODEL.checkpoints/ (default: none)")
+    parser.add_argument("--keep-checkpoints", type=int, default=2, metavar="N",
+                        help="keep the N latest checkpoints (each holds the model and optimizer state; default 2)")
+    parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in MODEL.checkpoints/")
+    parser.add_argument("--force", action="store_true",
+                        help=f"replace an earlier {command} MODEL, and discard old checkpoints when not resuming")

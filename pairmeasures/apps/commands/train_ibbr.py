@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from ...train.ibbr_training import FAIRNESS, LAMBDA_LR
+from . import add_checkpoint_arguments
 
 HELP = "fine-tune a bi-encoder with IBBR's fairness loss into a sentence-transformers folder"
 DESCRIPTION = ("Fine-tune a sentence-transformers bi-encoder (default: the offline all-MiniLM-L6-v2) with "
@@ -68,13 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--held-out", default=None, metavar="FILE",
                         help="file of query ids (one a line) to leave out of training, e.g. the evaluation split")
     parser.add_argument("--limit", type=int, default=None, metavar="N", help="train on the first N data pairs only")
-    parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
-                        help="save a checkpoint every N steps into MODEL.checkpoints/ (default: none)")
-    parser.add_argument("--keep-checkpoints", type=int, default=2, metavar="N",
-                        help="keep the N latest checkpoints (each holds the model and optimizer state; default 2)")
-    parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in MODEL.checkpoints/")
-    parser.add_argument("--force", action="store_true",
-                        help="replace an earlier train-ibbr MODEL, and discard old checkpoints when not resuming")
+    add_checkpoint_arguments(parser, "train-ibbr")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                         help="show the trainer's progress bar (default: on)")
 

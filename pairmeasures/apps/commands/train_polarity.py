@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import add_checkpoint_arguments
+
 HELP = "fine-tune an embedder on labelled perspectives so that polarity axes separate them (docs/polarity.md)"
 DESCRIPTION = ("Fine-tune a sentence-transformers model (default: the offline all-MiniLM-L6-v2) on DIR, a BEIR-layout "
                "folder with gold perspective labels (queries = claims, labels.tsv = the stance of each text towards "
@@ -78,13 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the split, batch order, dropout and bootstrap (default 0)")
     parser.add_argument("--bootstrap", type=int, default=10_000, metavar="N",
                         help="bootstrap resamples of the before/after intervals (default 10000)")
-    parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
-                        help="save a checkpoint every N steps into MODEL.checkpoints/ (default: none)")
-    parser.add_argument("--keep-checkpoints", type=int, default=2, metavar="N",
-                        help="keep the N latest checkpoints (each holds the model and optimizer state; default 2)")
-    parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in MODEL.checkpoints/")
-    parser.add_argument("--force", action="store_true",
-                        help="replace an earlier train-polarity MODEL, and discard old checkpoints when not resuming")
+    add_checkpoint_arguments(parser, "train-polarity")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                         help="show progress bars (default: on)")
 
