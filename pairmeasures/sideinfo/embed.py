@@ -7,7 +7,8 @@ torch and sentence-transformers are imported only when a model is first needed.
 
 Batches: texts are embedded longest first, in batches padded to the batch's longest text (sentence-transformers pads
 to the longest of a batch), 64 texts a batch on the CPU and 256 on a CUDA device unless ``batch_size`` says. On CUDA,
-tokenizing runs in worker threads ahead of the forward pass (:func:`encode_pipelined`), so the GPU is kept fed, and
+tokenizing runs in threads ahead of the forward pass (:func:`encode_pipelined`) and vectors are stored in the cache by
+a writer thread meanwhile (an H200 is still kept waiting: ``pairmeasures embed --engine ray`` feeds it faster), and
 ``precision="auto"`` measures fp16 against fp32 on the first batch: fp16 is used only when it is faster there and its
 vectors agree with fp32's to a cosine of at least 0.9999, else fp32 (``Embedder.precision_used`` says
 which, and why). On the CPU the model's own ``encode`` runs (as fast as calling sentence-transformers directly:
@@ -28,8 +29,7 @@ import os
 import tempfile
 import threading
 import time
-import warnings
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Iterator, Optional, Sequence, Union
 
@@ -37,7 +37,9 @@ import numpy as np
 
 from .cache import EmbeddingCache, default_cache_path, text_key
 from .embedded import count_embedded, embedded_counts, embedding_purpose
-from .encoding import BATCH_SIZES, PRECISIONS, choose_precision, encode_pipelined
+from .encoding import BATCH_SIZES, PRECISIONS, choose_precision, encode_pipelined, length_batches
+from .engines import current_engine
+from .int8 import EmbeddingModelError, export_onnx, quantize_torch, require_onnx, run_on_onnx
 
 __all__ = ["Embedder", "EmbeddingModelError", "BACKENDS", "DEFAULT_MODEL", "default_model_path", "embedding_purpose",
            "embedded_counts"]
@@ -54,10 +56,6 @@ _LOADED: dict = {}
 _LOADING = threading.Lock()
 _CHUNK = 1024  # texts stored in the cache per transaction; an interrupted job keeps what was stored
 
-
-
-class EmbeddingModelError(RuntimeError):
-    """A model could not be loaded."""
 
 
 def default_model_path() -> Path:
@@ -101,82 +99,6 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
     except OSError:
         return False
     return True
-
-
-def _quantize_torch(model):
-    """``model`` with its linear layers quantised to int8 by torch (dynamic quantisation, CPU kernels)."""
-    import torch
-
-    quantization = getattr(getattr(torch, "ao", None), "quantization", None)
-    if quantization is None or not hasattr(quantization, "quantize_dynamic"):
-        raise EmbeddingModelError(f"backend 'torch-int8' needs torch.ao.quantization.quantize_dynamic, which torch "
-                                  f"{torch.__version__} lacks: use backend='torch' or 'onnx-int8'")
-    with warnings.catch_warnings():  # torch announces the API's deprecation: nothing the user can act on
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", UserWarning)
-        return quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-
-
-def _require_onnx() -> None:
-    """Fail early, with the command that installs them, when the onnx-int8 backend's packages are missing."""
-    try:
-        import onnx  # noqa: F401  (onnxruntime's quantiser needs it)
-        import onnxruntime.quantization  # noqa: F401
-    except ImportError as exc:
-        raise EmbeddingModelError(
-            f"backend 'onnx-int8' needs onnxruntime and onnx ({exc}): pip install 'pairmeasures[onnx]' "
-            "(or pip install onnxruntime onnx), or use backend='torch'") from None
-
-
-def _text_transformer(model):
-    """The first module of ``model`` when it is a text transformer whose token embeddings can come from ONNX."""
-    first = model[0]
-    config = getattr(first, "modality_config", {}).get("text", {})
-    if not hasattr(first, "model") or config.get("method_output_name") != "last_hidden_state":
-        raise EmbeddingModelError(f"backend 'onnx-int8' supports models that start with a text transformer "
-                                  f"module; this one starts with {type(first).__name__}: use backend='torch'")
-    return first
-
-
-def _export_onnx(model, path: Path) -> None:
-    """Export the transformer of ``model`` (token ids in, token embeddings out) to ONNX at ``path``."""
-    import torch
-
-    transformer = _text_transformer(model)
-    example = model.preprocess(["an example sentence to trace", "another one"])
-    names = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in example]
-
-    class TokenEmbeddings(torch.nn.Module):
-        def __init__(self, network):
-            super().__init__()
-            self.network = network
-
-        def forward(self, *inputs):
-            return self.network(**dict(zip(names, inputs)), return_dict=True).last_hidden_state
-
-    dynamic = {name: {0: "batch", 1: "tokens"} for name in [*names, "token_embeddings"]}
-    with warnings.catch_warnings(), torch.no_grad():  # tracer notes on the export: nothing the user can act on
-        warnings.simplefilter("ignore")
-        torch.onnx.export(TokenEmbeddings(transformer.model), tuple(example[n] for n in names), str(path),
-                          input_names=names, output_names=["token_embeddings"], dynamic_axes=dynamic,
-                          opset_version=17, dynamo=False)
-
-
-def _run_on_onnx(model, path: Path) -> None:
-    """Make ``model`` compute its token embeddings with ONNX Runtime from ``path``; tokenising and pooling stay."""
-    import onnxruntime
-    import torch
-
-    transformer = _text_transformer(model)
-    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    names = [i.name for i in session.get_inputs()]
-
-    def forward(features: dict, **kwargs) -> dict:
-        inputs = {name: features[name].numpy().astype(np.int64, copy=False) for name in names}
-        features[transformer.module_output_name] = torch.from_numpy(session.run(None, inputs)[0])
-        return features
-
-    transformer.forward = forward
 
 
 @contextmanager
@@ -278,7 +200,7 @@ class Embedder:
         if self._model is not None:
             return self._model
         if self.backend == "onnx-int8":
-            _require_onnx()  # before a shared copy is found: the backend's requirement holds for every embedder
+            require_onnx()  # before a shared copy is found: the backend's requirement holds for every embedder
         with self._timed(), _quiet_loading(), _LOADING:
             local = self._local_directory()
             loaded = (self._fingerprint() if local is not None else self.model_name, self.backend, self.device)
@@ -326,9 +248,9 @@ class Embedder:
                                           f"{type(exc).__name__}: {exc}") from None
         model.eval()
         if self.backend == "torch-int8":
-            model = _quantize_torch(model)
+            model = quantize_torch(model)
         elif self.backend == "onnx-int8":
-            _run_on_onnx(model, self._onnx_model(model))
+            run_on_onnx(model, self._onnx_model(model))
         return model
 
     def _model_directory(self, loaded: bool = False) -> Path:
@@ -359,7 +281,7 @@ class Embedder:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=folder) as work:
             exported = Path(work) / "model.onnx"
-            _export_onnx(model, exported)
+            export_onnx(model, exported)
             logging.disable(logging.WARNING)  # the quantiser's advice on pre-processing is for its own users
             try:
                 quantize_dynamic(exported, Path(work) / _ONNX_FILE, weight_type=QuantType.QInt8)
@@ -413,38 +335,53 @@ class Embedder:
             vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.finfo(np.float32).tiny)
         return vectors.astype(np.float32, copy=False), index
 
+    def _compute_elsewhere(self, texts: list[str], keys: list[bytes]) -> dict:
+        """``texts`` embedded by the enclosing compute engine (:mod:`.engines`), which fills this embedder's cache."""
+        engine = current_engine()
+        assert engine is not None
+        with self._timed():
+            out = engine.compute(self, texts, keys)
+        self.computed += len(texts)
+        return out
+
     def _compute(self, texts: list[str], keys: list[bytes]) -> dict:
-        """The model's raw vectors of ``texts``, longest first (as sentence-transformers batches them),
-        stored in the cache about every 1,024 texts; a bar shows progress per batch."""
+        """The model's raw vectors of ``texts``, longest first (as sentence-transformers batches them), stored in
+        the cache about every 1,024 texts by a writer thread (while the model goes on); a bar shows progress."""
+        from concurrent.futures import ThreadPoolExecutor
+
         from .progress import progress_bar
 
+        if current_engine() is not None and self.cache is not None and self.backend == "torch":
+            return self._compute_elsewhere(texts, keys)
         model = self.load()
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        batches = [[texts[i] for i in order[start:start + self.batch_size]]
-                   for start in range(0, len(order), self.batch_size)]
+        positions = length_batches(texts, self.batch_size)
+        batches = [[texts[i] for i in batch] for batch in positions]
         gpu = self.backend == "torch" and str(getattr(model, "device", "cpu")).startswith("cuda")
         if gpu and self.precision_used is None and batches:
             with self._timed():
                 self.precision_used = choose_precision(model, batches[0], self.precision)
-        encoded = encode_pipelined(model, batches, half=gpu and self.precision_used is not None
-                                   and self.precision_used[0] == "fp16") if gpu else \
-            (model.encode(batch, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=False,
-                          show_progress_bar=False) for batch in batches)
+        half = gpu and self.precision_used is not None and self.precision_used[0] == "fp16"
         out: dict = {}
         pending: list = []
-        with progress_bar(total=len(texts), desc=f"embedding with {Path(self.model_name).name}", unit="text",
-                          show=self.progress) as bar:
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start:start + self.batch_size]
+        with ExitStack() as stack:
+            encoded = encode_pipelined(model, batches, half=half) if gpu else \
+                (model.encode(batch, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=False,
+                              show_progress_bar=False) for batch in batches)
+            writer = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="cache-writer"))
+            writes: list = []  # waited for when the block ends, also on an interrupt: what was computed is kept
+            bar = stack.enter_context(progress_bar(total=len(texts), desc=f"embedding with {Path(self.model_name).name}",
+                                                   unit="text", show=self.progress))
+            for number, batch in enumerate(positions):
                 with self._timed():
                     vectors = next(encoded)
                 pending.extend(zip((keys[i] for i in batch), np.asarray(vectors, dtype=np.float32)))
                 self.computed += len(batch)
-                if len(pending) >= _CHUNK or start + self.batch_size >= len(order):
+                if len(pending) >= _CHUNK or number == len(positions) - 1:
                     if self.cache is not None:
-                        self.cache.put(self.key, pending)
+                        writes.append(writer.submit(self.cache.put, self.key, pending))
                     out.update(pending)
                     pending = []
                 bar.update(len(batch))
+            for write in writes:
+                write.result()  # a failed write is this call's error
         return out
-

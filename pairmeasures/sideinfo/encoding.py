@@ -9,7 +9,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-__all__ = ["BATCH_SIZES", "FP16_MIN_COSINE", "PRECISIONS", "encode_pipelined", "choose_precision"]
+__all__ = ["BATCH_SIZES", "FP16_MIN_COSINE", "PRECISIONS", "encode_pipelined", "choose_precision", "forward",
+           "length_batches"]
 
 #: Texts per batch by device type, unless ``batch_size`` is given.
 BATCH_SIZES = {"cpu": 64, "cuda": 256}
@@ -19,7 +20,7 @@ FP16_MIN_COSINE = 0.9999
 PRECISIONS = ("auto", "fp32", "fp16")
 
 
-def _forward(model, features: dict, half: bool) -> np.ndarray:
+def forward(model, features: dict, half: bool) -> np.ndarray:
     """The model's sentence embeddings of tokenized ``features`` (moved to its device), as float32 NumPy."""
     import torch
 
@@ -31,11 +32,21 @@ def _forward(model, features: dict, half: bool) -> np.ndarray:
     return vectors.float().cpu().numpy()
 
 
+def length_batches(texts: Sequence[str], size: int) -> list:
+    """The positions of ``texts`` in batches of ``size``, longest text first (as sentence-transformers batches them,
+    so each batch is padded to similar lengths)."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    return [order[start:start + size] for start in range(0, len(order), size)]
+
+
 def encode_pipelined(model, batches: Sequence[Sequence[str]], half: bool = False, workers: int = 4,
                      ahead: int = 8) -> Iterator[np.ndarray]:
     """The vectors of each batch of texts, in order: ``workers`` threads tokenize up to ``ahead`` batches ahead of
-    the forward pass (the tokenizer releases the GIL), which runs on the model's device, in fp16 autocast with
-    ``half``. What sentence-transformers' ``encode`` computes for the same batches, with the GPU kept fed."""
+    the forward pass, which runs on the model's device, in fp16 autocast with ``half``. What sentence-transformers'
+    ``encode`` computes for the same batches, with the GPU kept fed as far as threads can: the tokenizer's Python
+    side holds the interpreter lock, so on an H200 this path reaches about a quarter of the forward pass's rate
+    (``benchmarks/embedding_gpu.py``); ``pairmeasures embed --engine ray`` tokenizes in CPU actors instead.
+    (Tokenizing in spawned processes was tried and was slower on 60,000 texts, their start included.)"""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tokenize") as pool:
@@ -45,7 +56,7 @@ def encode_pipelined(model, batches: Sequence[Sequence[str]], half: bool = False
             queued[number] = None  # the tokens of a done batch are let go
             if number + ahead < len(batches):
                 queued.append(pool.submit(model.tokenize, list(batches[number + ahead])))
-            yield _forward(model, features, half)
+            yield forward(model, features, half)
 
 
 def choose_precision(model, texts: Sequence[str], precision: str = "auto") -> tuple:
@@ -60,10 +71,10 @@ def choose_precision(model, texts: Sequence[str], precision: str = "auto") -> tu
     timings = {}
     vectors = {}
     for half in (False, True):
-        _forward(model, features, half)  # warm-up (kernels chosen, memory allocated)
+        forward(model, features, half)  # warm-up (kernels chosen, memory allocated)
         torch.cuda.synchronize(model.device)
         start = time.perf_counter()
-        vectors[half] = _forward(model, features, half)
+        vectors[half] = forward(model, features, half)
         timings[half] = time.perf_counter() - start
     full, reduced = vectors[False].astype(np.float64), vectors[True].astype(np.float64)
     cosine = float(np.min(np.sum(full * reduced, axis=1) / np.maximum(
