@@ -46,3 +46,44 @@ def test_precision_and_batch_size_are_checked():
         Embedder(precision="bf16")
     with pytest.raises(ValueError, match="batch_size must be a positive integer"):
         Embedder(batch_size=0)
+
+
+def test_texts_tokenized_in_one_process_embed_in_another_as_encode_does(embedder):
+    """The Ray pool's GPU path on CPU: a tokenizing actor's bytes (``tokenized``) through a model actor's forward
+    passes (``from_tokens``) give the texts' vectors in the texts' order, as sentence-transformers computes them."""
+    import pickle
+
+    from pairmeasures.sideinfo.raypool import from_tokens, tokenized
+
+    model = embedder.load()
+    payload = tokenized(model, TEXTS, 16)
+    assert isinstance(payload, bytes) and len(pickle.loads(payload)["features"]) == 5  # 70 texts, 16 a batch
+    found = from_tokens(model, payload, half=False)
+    expected = model.encode(TEXTS, convert_to_numpy=True, show_progress_bar=False)
+    assert found.shape == (len(TEXTS), 384) and found.dtype == np.float32
+    assert np.abs(found - expected).max() <= 1e-5
+
+
+class Cluster:
+    """What pool_shape reads of a joined Ray: its resources."""
+
+    def __init__(self, **resources):
+        self.resources = resources
+
+    def cluster_resources(self) -> dict:
+        return self.resources
+
+
+def test_the_pool_has_one_model_actor_per_gpu_fed_by_tokenizers_else_one_per_cpu():
+    from pairmeasures.sideinfo.raypool import pool_shape
+
+    assert pool_shape(Cluster(CPU=16.0, GPU=1.0)) == (1, 1, 1, 4)  # actors, GPUs and CPUs each, tokenizing actors
+    assert pool_shape(Cluster(CPU=16.0, GPU=4.0)) == (4, 1, 1, 11)  # the CPUs left: 16 - 4 actors - 1 driver
+    assert pool_shape(Cluster(CPU=3.0, GPU=1.0)) == (1, 1, 1, 1)
+    assert pool_shape(Cluster(CPU=16.0, GPU=2.0), workers=1, tokenizers=0) == (1, 1, 1, 0)
+    assert pool_shape(Cluster(CPU=2.0)) == (2, 0, 1, 0)
+    assert pool_shape(Cluster(CPU=2.0), workers=3, tokenizers=1) == (3, 0, 1, 1)
+    with pytest.raises(ValueError, match="--workers must be at least 1"):
+        pool_shape(Cluster(CPU=2.0), workers=0)
+    with pytest.raises(ValueError, match="--tokenizers must be 0 or more"):
+        pool_shape(Cluster(CPU=2.0), tokenizers=-1)

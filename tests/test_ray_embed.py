@@ -191,6 +191,15 @@ def test_killing_the_driver_then_rerunning_loses_nothing_and_embeds_nothing_twic
     same_as_reference(reference, cache)
 
 
+def test_tokenizing_actors_feeding_the_model_actor_embed_like_the_local_engine(reference, tmp_path):
+    """The GPU pool's two stages (CPU actors tokenize, a model actor runs the forward passes), here on CPUs."""
+    cache = tmp_path / "tokenizers"
+    report = finish(start_cli(cache, str(reference["corpus"]), "--engine", "ray", "--workers", "1", "--tokenizers",
+                              "1", "--shard-size", "250", "--no-index"))
+    assert (report["embedded"], report["workers"]) == (PASSAGES, 1)
+    same_as_reference(reference, cache)
+
+
 def test_a_two_node_cluster_embeds_like_the_local_engine(reference, tmp_path, monkeypatch):
     from ray.cluster_utils import Cluster
 

@@ -23,9 +23,9 @@ from ..sideinfo.beir import check_text_field, record_text
 from ..sideinfo.cache import EmbeddingCache, text_key
 from ..sideinfo.embed import Embedder
 from ..sideinfo.progress import progress_bar
-from ..sideinfo.shards import ShardError, plan_shards, store_for
+from ..sideinfo.shards import store_for
 
-__all__ = ["EmbedResult", "embed_corpus", "corpus_texts", "ENGINES"]
+__all__ = ["EmbedResult", "embed_corpus", "corpus_texts", "fill_cache", "ENGINES"]
 
 ENGINES = ("local", "ray")
 _CHUNK = 8192  # texts per cache lookup and per local embedding call
@@ -89,15 +89,32 @@ def _missing(cache: EmbeddingCache, model_key: str, keys: list, texts: list) -> 
     return todo_keys, todo_texts
 
 
+def fill_cache(source, embedder: Embedder, pool, *, text: Optional[str] = None, data=None) -> int:
+    """Put every document text of ``source`` that ``embedder``'s cache lacks into it through ``pool`` (a
+    :class:`~pairmeasures.sideinfo.raypool.RayPool`) in one job, holding no vectors here; returns the texts
+    embedded. What a dense index built inside ``pairmeasures audit --engine ray`` does first, so its indexing
+    batches then find every vector in the cache."""
+    cache = embedder.cache
+    if cache is None:
+        raise ValueError("fill_cache fills an embedder's cache: this embedder has none (cache=False)")
+    keys, texts = _distinct(corpus_texts(source, text, data))
+    todo_keys, todo_texts = _missing(cache, embedder.key, keys, texts)
+    with progress_bar(total=len(todo_keys), desc="embedding the corpus on Ray", unit="text") as bar:
+        return pool.embed(embedder, todo_keys, todo_texts, progress=bar.update)
+
+
 def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", address: Optional[str] = None,
-                 workers: Optional[int] = None, text: Optional[str] = None, data=None, batch_size: int = 64,
+                 workers: Optional[int] = None, tokenizers: Optional[int] = None, text: Optional[str] = None,
+                 data=None, batch_size: Optional[int] = None,
                  shard_size: int = 2048, work: Optional[str | os.PathLike] = None, index: bool = True,
                  index_dir: Optional[str | os.PathLike] = None, num_cpus: Optional[int] = None) -> EmbedResult:
     """Embed every document of ``source`` (a dataset id, ``pair/...`` id or BEIR folder) with ``model`` (default:
     the offline all-MiniLM-L6-v2) into the embedding cache, then build its dense index (unless ``index=False``).
 
     ``engine``: ``"local"`` (this process) or ``"ray"`` (``address``: a cluster to join; default a private local
-    Ray with ``num_cpus``). ``workers``: actors of the Ray pool (default: one per GPU, else per CPU).
+    Ray with ``num_cpus``). ``workers``: model actors of the Ray pool (default: one per GPU, else per CPU);
+    ``tokenizers``: CPU actors tokenizing for the GPU actors (default: :func:`~pairmeasures.sideinfo.raypool.
+    pool_shape`'s). ``batch_size``: texts per forward pass (default: 64 on a CPU, 256 on a GPU).
     ``shard_size``: texts per shard; ``work``: the shard folder (default ``shards/<model key>`` in the cache
     folder; on a cluster of several machines, a shared folder). ``index_dir``: where indexes live."""
     if engine not in ENGINES:
@@ -119,8 +136,8 @@ def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", 
                 bar.update(len(chunk))
         embedded = embedder.computed
     else:
-        count, embedded = _embed_on_ray(embedder, store, cache, todo_keys, todo_texts, address=address,
-                                        workers=workers, batch_size=batch_size, shard_size=shard_size,
+        count, embedded = _embed_on_ray(embedder, store, todo_keys, todo_texts, address=address, workers=workers,
+                                        tokenizers=tokenizers, batch_size=batch_size, shard_size=shard_size,
                                         num_cpus=num_cpus)
     folder = _index(source, model, text, data, index_dir) if index else None
     return EmbedResult(texts=len(keys), embedded=embedded, cached=len(keys) - embedded, engine=engine,
@@ -128,48 +145,24 @@ def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", 
                        index=None if folder is None else str(folder))
 
 
-def _embed_on_ray(embedder: Embedder, store, cache: EmbeddingCache, keys: list, texts: list, *, address, workers,
-                  batch_size: int, shard_size: int, num_cpus) -> tuple:
-    """``(actors, rows embedded)``: the missing texts as shards through the Ray pool, merged here as they finish;
-    shards that come back damaged are embedded again (twice at most)."""
-    from ..sideinfo.raypool import embed_shards, pool_shape, ray_session
+def _embed_on_ray(embedder: Embedder, store, keys: list, texts: list, *, address, workers, tokenizers,
+                  batch_size: Optional[int], shard_size: int, num_cpus) -> tuple:
+    """``(actors, rows embedded)``: the missing texts as shards through the Ray pool, merged here as they finish."""
+    from ..sideinfo.raypool import RayPool
 
     if not keys:
         return 0, 0  # nothing to embed: no Ray started
-    shards = plan_shards(keys, texts, shard_size)
-    model = None if embedder.model_name == "all-MiniLM-L6-v2" else embedder.model_name
-    embedded = 0
-    with ray_session(address, num_cpus=num_cpus) as ray, \
+    with RayPool(address, workers=workers, tokenizers=tokenizers, num_cpus=num_cpus, shard_size=shard_size,
+                 batch_size=batch_size) as pool, \
             progress_bar(total=len(keys), desc="embedding on Ray", unit="text") as bar:
-        count, gpus, cpus = pool_shape(ray, workers)
-        failed: list = []
-
-        def merge(shard: str) -> int:
-            try:
-                rows = store.merge(shard, cache, embedder.key)
-            except ShardError:
-                store.remove(shard)
-                failed.append(shard)
-                return 0
-            bar.update(rows)  # as each shard comes back merged
-            return rows
-
-        for _attempt in range(3):
-            failed.clear()
-            embedded += embed_shards(ray, shards, store, merge, model=model, workers=count, gpus=gpus, cpus=cpus,
-                                     batch_size=batch_size)
-            if not failed:
-                break
-            shards = [s for s in shards if s.id in set(failed)]
-        else:
-            raise ShardError(f"{len(failed)} shards came back damaged three times in {store.folder}; check the disk")
-    return count, embedded
+        embedded = pool.embed(embedder, keys, texts, store=store, progress=bar.update)
+        return pool.workers, embedded
 
 
 def _index(source, model, text, data, index_dir) -> Path:
     """The dense index the ``dense`` stage reads, built from the cache now filled (or the one that exists)."""
-    from .dense import dense_retriever
+    from .dense import dense_index
 
-    retriever = dense_retriever(source, model, text=text or open_corpus(source, data).default_text, data=data,
-                                index_dir=index_dir)
-    return Path(retriever._transformers[-1].flex_index.index_path)  # pyterrier's Compose: encoder >> retriever
+    _, folder = dense_index(source, model, text=text or open_corpus(source, data).default_text, data=data,
+                            index_dir=index_dir)
+    return Path(folder)

@@ -24,8 +24,10 @@ import pandas as pd
 import pyterrier as pt
 
 from ..sideinfo.embed import Embedder
+from ..sideinfo.engines import current_engine
 
-__all__ = ["CachedBiEncoder", "DenseReranker", "bi_encoder", "dense_reranker", "dense_retriever"]  # noqa: F822 (lazy)
+__all__ = ["CachedBiEncoder", "DenseReranker", "bi_encoder", "dense_reranker", "dense_index",  # noqa: F822 (lazy)
+           "dense_retriever"]
 
 
 def _pyterrier_dr():
@@ -143,20 +145,36 @@ def dense_reranker(model: Optional[str | os.PathLike] = None, *, normalize: bool
                          text_field=text_field)
 
 
-def dense_retriever(source: str | os.PathLike, model: Optional[str | os.PathLike] = None, *, num_results: int = 1000,
-                    text: str = "text", data: Optional[str | os.PathLike] = None,
-                    index_dir: Optional[str | os.PathLike] = None, **embedder_options):
-    """Dense retrieval over ``source`` (a pairmeasures dataset id or a BEIR-layout folder): ``bi_encoder(model)``
-    with a ``pyterrier_dr.FlexIndex`` of the corpus, built once per corpus content and model (see
-    :func:`~pairmeasures.pipelines.retrieval.cached_index`) and scanned exactly (``np_retriever``)."""
+def dense_index(source: str | os.PathLike, model: Optional[str | os.PathLike] = None, *, text: str = "text",
+                data: Optional[str | os.PathLike] = None, index_dir: Optional[str | os.PathLike] = None,
+                **embedder_options) -> tuple:
+    """``(encoder, folder)``: the ``bi_encoder(model)`` of :func:`dense_retriever` and the folder of its
+    ``pyterrier_dr.FlexIndex`` of ``source``, built once per corpus content and model (see
+    :func:`~pairmeasures.pipelines.retrieval.cached_index`). Inside ``pairmeasures audit --engine ray`` the corpus is
+    first embedded in one job of the Ray pool."""
     from .retrieval import cached_index
 
     pyterrier_dr = _pyterrier_dr()
     encoder = bi_encoder(model, text_field="text", **embedder_options)
 
     def build(folder, documents) -> None:
+        pool = current_engine()
+        if pool is not None and hasattr(pool, "embed"):
+            # audit --engine ray: the corpus in one pool job, not one per indexing batch; the indexer reads the cache
+            from .corpus_embedding import fill_cache
+
+            fill_cache(source, encoder.embedder, pool, text=text, data=data)
         (encoder >> pyterrier_dr.FlexIndex(str(folder)).indexer()).index(documents)
 
     folder = cached_index(source, "flex", build, text=text, data=data, index_dir=index_dir,
                           variant=encoder.embedder.key[:12])
-    return encoder >> pyterrier_dr.FlexIndex(str(folder)).np_retriever(num_results=num_results)
+    return encoder, folder
+
+
+def dense_retriever(source: str | os.PathLike, model: Optional[str | os.PathLike] = None, *, num_results: int = 1000,
+                    text: str = "text", data: Optional[str | os.PathLike] = None,
+                    index_dir: Optional[str | os.PathLike] = None, **embedder_options):
+    """Dense retrieval over ``source`` (a pairmeasures dataset id or a BEIR-layout folder): ``bi_encoder(model)``
+    with a ``pyterrier_dr.FlexIndex`` of the corpus (:func:`dense_index`), scanned exactly (``np_retriever``)."""
+    encoder, folder = dense_index(source, model, text=text, data=data, index_dir=index_dir, **embedder_options)
+    return encoder >> _pyterrier_dr().FlexIndex(str(folder)).np_retriever(num_results=num_results)

@@ -1,9 +1,12 @@
 """Embedding shards on a Ray cluster: Ray Data's ``map_batches`` over a pool of model actors.
 
-One actor per GPU (the model in fp16) when the cluster has GPUs, else one per CPU (float32, one torch thread
-each). Each actor embeds whole shards (:mod:`~pairmeasures.sideinfo.shards`) and writes them into the shard
-folder; the driver merges each finished shard into the embedding cache as it arrives, so the SQLite file keeps
-one writer. Ray Data restarts a killed actor and runs its shard again (its actors are created with unlimited
+On a cluster without GPUs, one actor per CPU (float32, one torch thread each) embeds whole shards
+(:mod:`~pairmeasures.sideinfo.shards`). With GPUs, one actor per GPU runs the forward passes (fp16 where it agrees
+with fp32 and is faster, chosen as the single-machine path chooses) and a set of CPU actors tokenizes the shards
+ahead of it, so the GPU is not kept waiting on the tokenizer (``tokenizers=0``: each GPU actor tokenizes in its own
+threads, as the single-machine path does). Each shard is written into the shard folder by the actor that embedded
+it; the driver merges each finished shard into the embedding cache as it arrives, so the SQLite file keeps one
+writer. Ray Data restarts a killed actor and runs its shard again (its actors are created with unlimited
 restarts and task retries); a shard is written whole or not at all, so a rerun after the driver was killed
 merges what was finished and embeds the rest.
 
@@ -17,16 +20,21 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
+import pickle
 import shutil
 import socket
 import tempfile
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Callable, Iterator, Optional, Sequence
 
-from .shards import Shard, ShardError, ShardStore
+import numpy as np
 
-__all__ = ["ray_session", "pool_shape", "embed_shards", "RayEngineError"]
+from .shards import Shard, ShardError, ShardStore, plan_shards, shard_id, store_for
+
+__all__ = ["ray_session", "pool_shape", "embed_shards", "RayEngineError", "RayPool", "require_ray", "tokenized",
+           "from_tokens"]
 
 #: Set before ``import ray`` so that a local Ray advertises 127.0.0.1, not the machine's network interface.
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -34,6 +42,14 @@ LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 class RayEngineError(RuntimeError):
     """Ray is missing, or a cluster cannot be used; the message says what to do."""
+
+
+def require_ray() -> None:
+    """A :class:`RayEngineError` saying what to install when Ray is missing (without importing it)."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise RayEngineError("--engine ray needs Ray Data: pip install 'pairmeasures[ray]'")
 
 
 def _import_ray():
@@ -81,29 +97,44 @@ def ray_session(address: Optional[str] = None, *, num_cpus: Optional[int] = None
             shutil.rmtree(temporary, ignore_errors=True)
 
 
-def pool_shape(ray, workers: Optional[int] = None) -> tuple:
-    """``(actors, gpus per actor, cpus per actor)`` for the cluster ``ray`` is joined to: one actor per GPU
-    when it has GPUs, else one per CPU; ``workers`` caps the count."""
+def pool_shape(ray, workers: Optional[int] = None, tokenizers: Optional[int] = None) -> tuple:
+    """``(actors, gpus per actor, cpus per actor, tokenizing actors)`` for the cluster ``ray`` is joined to: one
+    actor per GPU when it has GPUs, fed by ``tokenizers`` CPU actors (default: the CPUs left after one per GPU actor
+    and one for the driver, at most four per GPU); else one actor per CPU and no tokenizing actors. ``workers``
+    caps the model actors."""
     resources = ray.cluster_resources()
     gpus, cpus = int(resources.get("GPU", 0)), int(resources.get("CPU", 0))
-    if gpus:
-        count, shape = gpus, (1, 1)
-    else:
-        count, shape = max(cpus, 1), (0, 1)
-    if workers is not None:
-        if workers < 1:
-            raise ValueError(f"--workers must be at least 1; got {workers}")
-        count = min(workers, count) if gpus else workers
-    return (count, *shape)
+    if workers is not None and workers < 1:
+        raise ValueError(f"--workers must be at least 1; got {workers}")
+    if tokenizers is not None and tokenizers < 0:
+        raise ValueError(f"--tokenizers must be 0 or more; got {tokenizers}")
+    if not gpus:  # tokenizing actors only when asked (they feed CPU actors no faster: how tests run that path)
+        return (workers or max(cpus, 1), 0, 1, tokenizers or 0)
+    count = min(workers, gpus) if workers else gpus
+    if tokenizers is None:
+        tokenizers = max(0, min(cpus - count - 1, 4 * count))
+    return (count, 1, 1, tokenizers)
+
+
+def _check_shard(shard: str, texts: list) -> list:
+    from .cache import text_key
+
+    keys = [text_key(t) for t in texts]
+    if shard_id(keys) != shard:
+        raise ShardError(f"shard {shard} was sent with other texts than it was made of")
+    return keys
+
+
+def _result(shards: Sequence[str], rows: list) -> dict:
+    return {"shard": list(shards), "rows": rows, "node": [socket.gethostname()] * len(rows)}
 
 
 class ShardEmbedder:
-    """A Ray Data actor: loads the model once, then embeds each shard it is given and writes it to the store.
+    """A Ray Data actor: loads the model once, then embeds each shard it is given (tokenizing it itself) and writes
+    it to the store. A batch holds shards (``shard``: id, ``texts``: a JSON list); the result names each shard,
+    its rows and the node that wrote it."""
 
-    A batch holds shards (``shard``: id, ``texts``: a JSON list); the result names each shard, its rows and
-    the node that wrote it."""
-
-    def __init__(self, model: Optional[str], folder: str, batch_size: int, gpu: bool):
+    def __init__(self, model: Optional[str], folder: str, batch_size: Optional[int], gpu: bool):
         from .embed import Embedder
 
         if not gpu:
@@ -112,46 +143,246 @@ class ShardEmbedder:
             torch.set_num_threads(1)
         self.embedder = Embedder(model, cache=False, batch_size=batch_size, device="cuda" if gpu else "cpu",
                                  progress=False)
-        loaded = self.embedder.load()
-        if gpu:
-            loaded.half()
+        self.embedder.load()
         self.store = ShardStore(folder)
 
     def __call__(self, batch: dict) -> dict:
-        from .cache import text_key
-        from .shards import shard_id
-
         rows = []
         for shard, texts in zip(batch["shard"], batch["texts"]):
             texts = json.loads(texts)
-            keys = [text_key(t) for t in texts]
-            if shard_id(keys) != shard:
-                raise ShardError(f"shard {shard} was sent with other texts than it was made of")
-            self.store.write(shard, keys, self.embedder.embed(texts))
+            self.store.write(shard, _check_shard(shard, texts), self.embedder.embed(texts))
             rows.append(len(texts))
-        return {"shard": list(batch["shard"]), "rows": rows, "node": [socket.gethostname()] * len(rows)}
+        return _result(batch["shard"], rows)
+
+
+def tokenized(model, texts: Sequence[str], batch_size: int) -> bytes:
+    """The texts tokenized by ``model`` in its batches (longest first, each padded to its longest text), as the
+    bytes a GPU actor reads back with :func:`from_tokens`."""
+    from .encoding import length_batches
+
+    positions = length_batches(texts, batch_size)
+    features = [{name: value.numpy() for name, value in model.tokenize([texts[i] for i in batch]).items()
+                 if hasattr(value, "numpy")} for batch in positions]
+    return pickle.dumps({"positions": positions, "features": features}, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def from_tokens(model, payload: bytes, half: bool) -> np.ndarray:
+    """The vectors of the texts :func:`tokenized` made ``payload`` of, in the texts' order: ``model``'s forward passes
+    (in fp16 autocast with ``half``)."""
+    import torch
+
+    from .encoding import forward
+
+    data = pickle.loads(payload)
+    out: Optional[np.ndarray] = None
+    for batch, features in zip(data["positions"], data["features"]):
+        vectors = forward(model, {name: torch.from_numpy(value) for name, value in features.items()}, half)
+        if out is None:
+            out = np.empty((sum(len(b) for b in data["positions"]), vectors.shape[1]), np.float32)
+        out[batch] = vectors
+    return out if out is not None else np.zeros((0, 0), np.float32)
+
+
+class ShardTokenizer:
+    """A Ray Data CPU actor that tokenizes shards for a :class:`ShardForward` actor (adds ``tokens``)."""
+
+    def __init__(self, model: Optional[str], batch_size: int):
+        import torch
+
+        from .embed import Embedder
+
+        torch.set_num_threads(1)
+        self.model = Embedder(model, cache=False, device="cpu", progress=False).load()
+        self.batch_size = batch_size
+
+    def __call__(self, batch: dict) -> dict:
+        tokens = [tokenized(self.model, json.loads(texts), self.batch_size) for texts in batch["texts"]]
+        return {"shard": list(batch["shard"]), "texts": list(batch["texts"]), "tokens": tokens}
+
+
+class ShardForward:
+    """A Ray Data GPU actor: the forward passes of shards a :class:`ShardTokenizer` tokenized, written to the store.
+    The precision is chosen on the first shard as the single-machine path chooses it (fp16 where it agrees with
+    fp32 and is faster)."""
+
+    def __init__(self, model: Optional[str], folder: str, batch_size: int, gpu: bool = True):
+        from .embed import Embedder
+
+        if not gpu:
+            import torch
+
+            torch.set_num_threads(1)
+        self.model = Embedder(model, cache=False, device="cuda" if gpu else "cpu", progress=False).load()
+        self.store = ShardStore(folder)
+        self.batch_size = batch_size
+        self.half: Optional[bool] = None if gpu else False  # float32 on a CPU
+
+    def __call__(self, batch: dict) -> dict:
+        from .encoding import choose_precision
+
+        rows = []
+        for shard, texts, tokens in zip(batch["shard"], batch["texts"], batch["tokens"]):
+            texts = json.loads(texts)
+            keys = _check_shard(shard, texts)
+            if self.half is None:
+                self.half = choose_precision(self.model, sorted(texts, key=len)[-self.batch_size:])[0] == "fp16"
+            self.store.write(shard, keys, from_tokens(self.model, tokens, self.half))
+            rows.append(len(texts))
+        return _result(batch["shard"], rows)
 
 
 def embed_shards(ray, shards: Sequence[Shard], store: ShardStore, merge: Callable[[str], int], *,
-                 model: Optional[str], workers: int, gpus: int, cpus: int, batch_size: int = 64) -> int:
-    """Embed ``shards`` in a pool of ``workers`` :class:`ShardEmbedder` actors, each with ``gpus`` GPUs and
-    ``cpus`` CPUs, writing into ``store``; ``merge(shard id)`` is called in the driver for each shard as it
-    finishes and returns its rows. Returns the rows merged."""
+                 model: Optional[str], workers: int, gpus: int, cpus: int, batch_size: Optional[int] = None,
+                 tokenizers: int = 0, where: str = "pass --work a folder on a file system every node and the "
+                                                   "driver share") -> int:
+    """Embed ``shards`` in a pool of ``workers`` model actors, each with ``gpus`` GPUs and ``cpus`` CPUs (with GPUs
+    or not, and ``tokenizers`` > 0, fed by that many :class:`ShardTokenizer` actors), writing into ``store``;
+    ``merge(shard id)`` is called in the driver for each shard as it finishes and returns its rows. ``batch_size``:
+    texts per forward pass (default: the device's). Returns the rows merged."""
+    from .encoding import BATCH_SIZES
+
     if not shards:
         return 0
+    def pool(size: int):
+        return ray.data.ActorPoolStrategy(size=size)
+
     items = [{"shard": s.id, "texts": json.dumps(s.texts)} for s in shards]
     data = ray.data.from_items(items, override_num_blocks=len(items))
-    embedded = data.map_batches(
-        ShardEmbedder, batch_size=1, batch_format="numpy", concurrency=min(workers, len(items)),
-        num_gpus=gpus or None, num_cpus=cpus,
-        fn_constructor_kwargs={"model": model, "folder": str(store.folder), "batch_size": batch_size,
-                               "gpu": bool(gpus)})
+    folder = str(store.folder)
+    if tokenizers:  # (on CPU actors too, where it is only slower: how the tests run this path without a GPU)
+        size = batch_size or BATCH_SIZES["cuda" if gpus else "cpu"]
+        data = data.map_batches(ShardTokenizer, batch_size=1, batch_format="numpy", num_cpus=1,
+                                compute=pool(min(tokenizers, len(items))),
+                                fn_constructor_kwargs={"model": model, "batch_size": size})
+        embedded = data.map_batches(ShardForward, batch_size=1, batch_format="numpy", num_gpus=gpus or None,
+                                    num_cpus=cpus, compute=pool(min(workers, len(items))),
+                                    fn_constructor_kwargs={"model": model, "folder": folder, "batch_size": size,
+                                                           "gpu": bool(gpus)})
+    else:
+        embedded = data.map_batches(
+            ShardEmbedder, batch_size=1, batch_format="numpy", compute=pool(min(workers, len(items))),
+            num_gpus=gpus or None, num_cpus=cpus,
+            fn_constructor_kwargs={"model": model, "folder": folder, "batch_size": batch_size, "gpu": bool(gpus)})
     done = 0
     for row in embedded.iter_rows():
         if not (store.folder / f"{row['shard']}.done").is_file():
             raise RayEngineError(
                 f"shard {row['shard']} was written by a worker on {row['node']} into {store.folder}, but the driver "
-                "does not see it there: on a cluster of several machines pass --work a folder on a file system "
-                "every node and the driver share")
+                f"does not see it there: on a cluster of several machines {where}")
         done += merge(str(row["shard"]))
     return done
+
+
+class RayPool:
+    """The Ray engine of ``pairmeasures embed --engine ray`` and ``pairmeasures audit --engine ray``: a Ray session
+    (joined at ``address``, else a private local one with ``num_cpus``), started on first use and shut down when the
+    ``with`` block ends, and the actor pool of :func:`pool_shape`. :meth:`embed` puts texts into an embedder's cache
+    through shards; :meth:`compute` is the compute-engine interface of :mod:`~pairmeasures.sideinfo.engines`.
+
+    ``work``: the shard folder (default ``shards/<model key>`` beside the cache; on a cluster of several machines a
+    folder every node shares); with ``private``, a folder of this pool's own inside it, removed when the block
+    ends (the audit's: its shards are merged as they finish, and no other run's recovery touches them).
+    ``shard_size``: texts per shard at most (smaller when there are fewer texts than actors, so every actor gets
+    work)."""
+
+    def __init__(self, address: Optional[str] = None, *, workers: Optional[int] = None,
+                 tokenizers: Optional[int] = None, num_cpus: Optional[int] = None, shard_size: int = 2048,
+                 batch_size: Optional[int] = None, work: Optional[str | os.PathLike] = None, private: bool = False,
+                 where: str = "pass --work a folder on a file system every node and the driver share"):
+        self.address, self.work, self.where, self.private = address, work, where, private
+        self.requested = (workers, tokenizers)
+        self.num_cpus, self.shard_size, self.batch_size = num_cpus, shard_size, batch_size
+        self.workers = 0  # model actors, once Ray is started
+        self.tokenizers = 0
+        self.embedded = 0
+        self.partitioned = 0  # stage runs over query partitions on this pool's Ray (pipelines.onray.OnRay)
+        self._stack = ExitStack()
+        self._ray = None
+        self._shape: tuple = ()
+
+    def __enter__(self) -> "RayPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+        self._ray = None
+
+    @property
+    def started(self) -> bool:
+        """Whether this pool has started (or joined) Ray: only when something needed computing."""
+        return self._ray is not None
+
+    def start(self):
+        """Ray, started or joined now if it is not yet (the ``ray`` module); :meth:`embed` calls it when needed."""
+        return self._session()
+
+    def _store(self, model_key: str) -> ShardStore:
+        store = store_for(model_key, self.work)
+        if not self.private:
+            return store
+        own = store.folder / f"run-{os.getpid()}-{id(self):x}"
+        self._stack.callback(shutil.rmtree, own, True)  # removed when the block ends, with anything left in it
+        return ShardStore(own)
+
+    def _session(self):
+        if self._ray is None:
+            self._ray = self._stack.enter_context(ray_session(self.address, num_cpus=self.num_cpus))
+            self._shape = pool_shape(self._ray, *self.requested)
+            self.workers, self.tokenizers = self._shape[0], self._shape[3]
+        return self._ray
+
+    def embed(self, embedder, keys: list, texts: list, *, store: Optional[ShardStore] = None,
+              progress: Optional[Callable[[int], object]] = None) -> int:
+        """Embed ``texts`` (with their ``keys``) into ``embedder``'s cache through shards in ``store`` (default:
+        the model's); ``progress(rows)`` is called as each shard is merged. Shards that come back damaged are
+        embedded again (twice at most). Returns the rows embedded."""
+        if not keys:
+            return 0
+        cache = embedder.cache
+        if cache is None:
+            raise ValueError("the Ray pool fills an embedder's cache: this embedder has none (cache=False)")
+        ray = self._session()
+        store = store or self._store(embedder.key)
+        count, gpus, cpus, tokenizers = self._shape
+        size = max(1, min(self.shard_size, math.ceil(len(keys) / count)))
+        shards = plan_shards(keys, texts, size)
+        model = None if embedder.model_name == "all-MiniLM-L6-v2" else embedder.model_name
+        failed: list = []
+
+        def merge(shard: str) -> int:
+            try:
+                rows = store.merge(shard, cache, embedder.key)
+            except ShardError:
+                store.remove(shard)
+                failed.append(shard)
+                return 0
+            if progress is not None:
+                progress(rows)
+            return rows
+
+        embedded = 0
+        for _attempt in range(3):
+            failed.clear()
+            embedded += embed_shards(ray, shards, store, merge, model=model, workers=count, gpus=gpus, cpus=cpus,
+                                     batch_size=self.batch_size, tokenizers=tokenizers, where=self.where)
+            if not failed:
+                break
+            shards = [s for s in shards if s.id in set(failed)]
+        else:
+            raise ShardError(f"{len(failed)} shards came back damaged three times in {store.folder}; check the disk")
+        self.embedded += embedded
+        return embedded
+
+    def compute(self, embedder, texts: list, keys: list) -> dict:
+        """``{key: vector}`` of ``texts``, embedded in the pool into ``embedder``'s cache and read back from it (the
+        compute-engine interface: an :class:`~pairmeasures.sideinfo.embed.Embedder` calls it for what it lacks)."""
+        from .progress import progress_bar
+
+        with progress_bar(total=len(texts), desc="embedding on Ray", unit="text", show=embedder.progress) as bar:
+            self.embed(embedder, list(keys), list(texts), progress=bar.update)
+        found = embedder.cache.get(embedder.key, list(keys))
+        missing = len(keys) - len(found)
+        if missing:
+            raise RayEngineError(f"the Ray pool merged its shards but {missing} of {len(keys)} vectors are not in the "
+                                 f"cache {embedder.cache.path}: was it changed meanwhile?")
+        return found

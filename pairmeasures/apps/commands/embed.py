@@ -31,10 +31,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --engine ray: the Ray cluster to join (e.g. ray://head:10001 or auto); default: "
                              "start a private local Ray on 127.0.0.1")
     parser.add_argument("--workers", type=int, default=None,
-                        help="with --engine ray: actors in the pool (default: one per GPU, else one per CPU)")
+                        help="with --engine ray: model actors in the pool (default: one per GPU, else one per CPU)")
+    parser.add_argument("--tokenizers", type=int, default=None,
+                        help="with --engine ray on GPUs: CPU actors tokenizing ahead of the GPU actors (default: the "
+                             "cluster's CPUs left after one per GPU actor and one for this process, at most 4 per GPU; "
+                             "0: each GPU actor tokenizes in its own threads)")
     parser.add_argument("--text", choices=("text", "title", "title+text"), default=None,
                         help="document field(s) embedded (default: the dataset's own; as the audit's --text)")
-    parser.add_argument("--batch-size", type=int, default=64, help="texts per model call (default 64)")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="texts per forward pass (default: 64 on a CPU, 256 on a GPU)")
     parser.add_argument("--shard-size", type=int, default=2048,
                         help="with --engine ray: texts per shard, the unit of work and of resuming (default 2048)")
     parser.add_argument("--work", default=None, metavar="DIR",
@@ -53,15 +58,16 @@ def run(args: argparse.Namespace) -> int:
     from ...pipelines.corpus_embedding import embed_corpus
     from ..console import say
 
-    if args.engine == "local" and (args.address or args.workers or args.work):
-        say("embed", "--address, --workers and --work apply to --engine ray; pass --engine ray to use them")
+    if args.engine == "local" and (args.address or args.workers or args.work or args.tokenizers is not None):
+        say("embed", "--address, --workers, --tokenizers and --work apply to --engine ray; pass --engine ray to use "
+                     "them")
         return 2
     try:  # with --json, stdout holds the JSON alone: what the run prints (Ray's notes on retried actors) goes to stderr
         with contextlib.redirect_stdout(sys.stderr if args.json else sys.stdout):
             result = embed_corpus(args.source, args.model, engine=args.engine, address=args.address,
-                                  workers=args.workers, text=args.text, batch_size=args.batch_size,
-                                  shard_size=args.shard_size, work=args.work, index=args.index,
-                                  index_dir=args.index_dir)
+                                  workers=args.workers, tokenizers=args.tokenizers, text=args.text,
+                                  batch_size=args.batch_size, shard_size=args.shard_size, work=args.work,
+                                  index=args.index, index_dir=args.index_dir)
     except (ValueError, RuntimeError) as exc:
         say("embed", str(exc))
         return 1
