@@ -22,7 +22,8 @@ class SystemContext:
     ``text`` field(s), the polarity model of inserted :class:`PolarityScorer` stages (``None``: fitted on each
     query's candidates), the dense ``model`` folder (``None``: the offline default), first-stage depth
     ``num_results``, the default ``k`` of re-rankers and where BM25 and dense indexes are kept (``index_dir``;
-    ``None``: the cache directory). Every system built in one context shares its corpus, text lookups, polarity
+    ``None``: the cache directory) and, with ``ray_pool``, the Ray pool that stages spending model time per query run
+    on (:class:`~pairmeasures.pipelines.onray.OnRay`). Every system built in one context shares its corpus, text lookups, polarity
     scorer and encoders."""
 
     source: "str | os.PathLike | Corpus"
@@ -33,6 +34,8 @@ class SystemContext:
     num_results: int = 100
     k: int = 10
     index_dir: Optional[str | os.PathLike] = None
+    #: The audit's Ray pool with ``--engine ray`` (stages that spend model time per query run on it), else ``None``.
+    ray_pool: Optional[object] = None
     _shared: dict = field(default_factory=dict, init=False, repr=False)
 
     def shared(self, key: str, make: Callable[[], T]) -> T:

@@ -48,12 +48,15 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
           model: Optional[str] = None, positive: Optional[str] = None, force: bool = False,
           names: Optional[Sequence[str]] = None, plots: bool = True, tradeoff: bool = True,
           lambdas: Sequence[float] = DEFAULT_LAMBDAS, queries: Optional[str | os.PathLike] = None,
-          command: Optional[list] = None) -> dict:
+          command: Optional[list] = None, engine: str = "local", address: Optional[str] = None,
+          workers: Optional[int] = None) -> dict:
     """Run ``systems`` (specs; ``names`` default to the specs) over ``dataset`` and write the audit into ``out``.
 
     With ``tradeoff``, each system with a ``duogreedy(...)`` stage also gets the DuoGreedy-vs-MMR trade-off over
     ``lambdas``, re-ranking the run of the spec before that stage. ``queries`` (a file of query ids, one a line,
-    ``#`` comments: e.g. the held-out split of a training run) audits those queries only. Returns ``{"leaderboard":
+    ``#`` comments: e.g. the held-out split of a training run) audits those queries only. ``engine``: where the
+    model work runs, ``"local"`` or ``"ray"`` (``address``: a cluster to join, default a private local Ray;
+    ``workers``: its model actors; :mod:`.engine`). Returns ``{"leaderboard":
     frame, "summary": frame, "tradeoff": frame or None, "out": path, "manifest": dict}``. Every input is checked
     before the long work; the folder appears only when everything was written.
     """
@@ -65,6 +68,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     from ...sideinfo.embed import Embedder
     from ...sideinfo.memo import CACHE_ENV, value_key, writable_folder
     from . import axes, evaluation, outputs
+    from .engine import compute_on, manifest_entry
     from .plan import check_run_files, choose_measures, plan_systems
     from .runs import cache_folder, polarity_depth, run_systems, say_unranked_queries
     from .tradeoff import hidden_bases
@@ -72,7 +76,8 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
 
     manifest = Manifest(command=list(command) if command is not None else Manifest().command)
     out = Path(out).expanduser()
-    with outputs.claim_out(out, force) as claim:  # --out locked and checked, before any work, until it is written
+    with compute_on(engine, address, workers) as pool, \
+            outputs.claim_out(out, force) as claim:  # --out locked and checked, before any work, until it is written
         writable_folder(cache_folder(), CACHE_ENV)  # the runs and evaluations are kept there: stop now if they cannot be
         systems, names = expand_published(systems, names, dataset, data)  # the NFaiRR paper's runs, as run: systems
         plan = plan_systems(systems, names, baseline, resamples, tradeoff, lambdas)
@@ -91,7 +96,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
         polarity = polarity_model(profile, positive, embedder) if reads_polarity else None
         context = SystemContext(source=profile.corpus, data=data, text=profile.text,
                                 polarity_model=None if polarity is None else polarity.model, model=model,
-                                num_results=num_results, k=k)
+                                num_results=num_results, k=k, ray_pool=pool)
 
         hidden, base_names = hidden_bases(plan.systems, plan.bases)
         trade_bias = next((m for s, m in chosen.shown.items() if s.split("(")[0].split("@")[0] == "Duo"), None)
@@ -164,6 +169,7 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                 "equal_cost_drops": list(EQUAL_COST_DROPS),
                 "systems": {name: {"base": base.spec, "base_run": base_names[name]} for name, (base, _) in plan.bases.items()}})
         record["polarity_axes"] = axes.manifest_entry(evidence)
+        record["engine"] = manifest_entry(engine, address, pool)
 
         def finish() -> None:
             manifest.timings["total"] = round(time.perf_counter() - started, 3)

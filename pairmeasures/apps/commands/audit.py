@@ -60,6 +60,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{' '.join(f'{v:g}' for v in DEFAULT_LAMBDAS)})")
     parser.add_argument("--no-tradeoff", action="store_true",
                         help="skip the DuoGreedy-vs-MMR trade-off of systems with a duogreedy(...) stage")
+    parser.add_argument("--engine", choices=("local", "ray"), default="local",
+                        help="where the model work runs: local (this process, default) or ray (the texts to embed go "
+                             "through a Ray actor pool, ce(...) stages over query partitions; pip install "
+                             "'pairmeasures[ray]'; docs/ray.md)")
+    parser.add_argument("--address", default=None,
+                        help="with --engine ray: the Ray cluster to join (e.g. auto or ray://head:10001); default: a "
+                             "private local Ray on 127.0.0.1, started only when something needs computing")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="with --engine ray: model actors in the pool (default: one per GPU, else one per CPU)")
     parser.add_argument("--format", choices=FORMATS, default="markdown", help="leaderboard format printed (default: markdown)")
 
 
@@ -80,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
                        resamples=args.resamples, seed=args.seed, min_cell=args.min_cell, data=args.data,
                        text=args.text, num_results=args.num_results, k=args.k, model=args.model,
                        positive=args.positive, force=args.force, names=args.names, tradeoff=not args.no_tradeoff,
-                       lambdas=args.lambdas, queries=args.queries, command=["pairmeasures", *sys.argv[1:]])
+                       lambdas=args.lambdas, queries=args.queries, command=["pairmeasures", *sys.argv[1:]],
+                       engine=args.engine, address=args.address, workers=args.workers)
     sys.stdout.write(leaderboard_text(result, args.format))
     if args.format == "markdown":
         common = any(str(c).endswith(("common queries", "common query")) for c in result["leaderboard"].columns)

@@ -10,7 +10,12 @@ def build(stage: Stage, context, position: int):
     from ..crossencoder import cross_encoder
 
     folder = str(model_folder(stage))  # ce takes its one argument, a folder (checked)
-    return context.shared(f"ce:{folder}", lambda: cross_encoder(folder))
+    reranker = context.shared(f"ce:{folder}", lambda: cross_encoder(folder))
+    if getattr(context, "ray_pool", None) is None:
+        return reranker
+    from ..onray import OnRay  # --engine ray: query partitions through PyTerrier's .parallel(N, backend="ray")
+
+    return context.shared(f"ce-on-ray:{folder}", lambda: OnRay(reranker, context.ray_pool))
 
 
 def check(stage: Stage) -> None:

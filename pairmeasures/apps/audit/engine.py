@@ -1,0 +1,45 @@
+"""Where the audit's model work runs: ``local`` (this process) or ``ray`` (``pairmeasures audit --engine ray``).
+
+With Ray, the texts the audit embeds (the re-rankers' candidates, the polarity of the measured rows, a dense
+index's corpus) go through the Ray pool of ``pairmeasures embed`` (:class:`~pairmeasures.sideinfo.raypool.RayPool`,
+through the compute engine of :mod:`~pairmeasures.sideinfo.engines`), and ``ce(...)`` stages run over query
+partitions with PyTerrier's ``.parallel(N, backend="ray")`` (:class:`~pairmeasures.pipelines.onray.OnRay`).
+Everything else (retrieval from indexes, evaluation, statistics, outputs) stays in this process. Ray is started
+(or joined) only when something needs computing, so a warm audit starts none."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator, Optional
+
+__all__ = ["ENGINES", "compute_on", "manifest_entry"]
+
+ENGINES = ("local", "ray")
+
+
+@contextmanager
+def compute_on(engine: str, address: Optional[str] = None, workers: Optional[int] = None) -> Iterator[object]:
+    """The Ray pool for the ``with`` block (``None`` for ``local``), every embedder computing through it."""
+    if engine not in ENGINES:
+        raise ValueError(f"--engine must be one of {', '.join(ENGINES)}; got {engine!r}")
+    if engine == "local":
+        if address is not None or workers is not None:
+            raise ValueError("--address and --workers apply to --engine ray; pass --engine ray to use them")
+        yield None
+        return
+    from ...sideinfo.engines import compute_engine
+    from ...sideinfo.raypool import RayPool, require_ray
+
+    require_ray()  # a missing extra is one line before any work, not after the first run
+    where = "set PAIRMEASURES_CACHE_DIR to a folder every node and this machine share"
+    with RayPool(address, workers=workers, private=True, where=where) as pool, compute_engine(pool):
+        yield pool
+
+
+def manifest_entry(engine: str, address: Optional[str], pool) -> dict:
+    """The manifest's ``engine``: which, where, the pool's actors and what it embedded (Ray started or not)."""
+    if pool is None:
+        return {"engine": engine}
+    return {"engine": engine, "address": address or "local (127.0.0.1)", "started": pool.started,
+            "workers": pool.workers, "tokenizing_actors": pool.tokenizers, "texts_embedded": pool.embedded,
+            "stage_runs_over_query_partitions": pool.partitioned}
