@@ -3,9 +3,11 @@
 and precision it chooses) and plain sentence-transformers ``encode`` (fp32), on the same MS MARCO-length texts, with
 the device recorded. Target: the Embedder's end-to-end rate >= 80% of the pre-tokenized forward rate.
 
-No GPU was available where this script was written (the project's CPU machine): it has not been run on one yet, and
-the results in results/embedding_gpu.json are absent until it is. On a machine without CUDA it runs on the CPU (the
-rates then say nothing about a GPU; use benchmarks/embedding_speed.py for the CPU).
+Run on a lent NVIDIA H200 (results/embedding_gpu.json, 100,000 texts): forward alone 23,545 texts/s, the Embedder
+5,907/s, 25% of it: the target is missed, because the tokenizing threads share one interpreter lock with the forward
+loop (one thread alone tokenizes 7,493/s). ``pairmeasures embed --engine ray`` tokenizes in CPU actors instead
+(benchmarks/ray_embed.py --mode gpu). On a machine without CUDA this runs on the CPU (the rates then say nothing
+about a GPU; use benchmarks/embedding_speed.py for the CPU).
 
 Texts: ProCon arguments cut into passages of 60 words (MS MARCO passages average ~56), repeated to ``--texts``
 (distinct by a number prefix, so nothing is deduplicated). Writes results/embedding_gpu.json.
@@ -58,7 +60,7 @@ def main() -> None:
     start = time.perf_counter()
     for features in tokens:  # the forward pass alone, on pre-tokenized batches (as encode_pipelined runs it)
         with torch.inference_mode(), torch.autocast(model.device.type, dtype=torch.float16, enabled=half):
-            model({k: v.to(model.device) for k, v in features.items()})["sentence_embedding"].float().cpu()
+            model({k: v.to(model.device) for k, v in features.items() if hasattr(v, "to")})["sentence_embedding"].float().cpu()
     synchronize()
     forward_s = time.perf_counter() - start
     del tokens
