@@ -24,7 +24,7 @@ EXTRAS: dict[str, dict[str, str]] = {
     "pisa": {"pyterrier_pisa": "pyterrier-pisa", "pyterrier": "python-terrier"},
     "dense": {"pyterrier_dr": "pyterrier-dr", "pyterrier": "python-terrier"},
     "llm": {"openai": "openai"},
-    "ray": {"ray": "ray"},
+    "ray": {"ray": "ray", "pyterrier_alpha": "pyterrier-alpha"},
     "seme": {"flask": "flask", "waitress": "waitress", "statsmodels": "statsmodels", "matplotlib": "matplotlib"},
     "train": {"datasets": "datasets", "accelerate": "accelerate"},
     "audit": {"matplotlib": "matplotlib", "scipy": "scipy", "statsmodels": "statsmodels", "threadpoolctl": "threadpoolctl"},

@@ -61,6 +61,20 @@ def _import_ray():
     return ray
 
 
+#: Ray's notices that are not for our users (its loggers by module; a renamed module only lets its notice through):
+#: Ray Data's start and end of each execution and its note that its progress bars are off (ours show progress), and
+#: the note that a new local cluster uses token authentication (it does; nothing to act on).
+_RAY_NOTICES = {"ray.data._internal.execution.streaming_executor": logging.WARNING,
+                "ray.data._internal.progress": logging.ERROR,
+                "ray._private.authentication.authentication_token_setup": logging.ERROR}
+
+
+def _quiet_ray() -> None:
+    logging.getLogger("ray").setLevel(logging.WARNING)
+    for name, level in _RAY_NOTICES.items():
+        logging.getLogger(name).setLevel(level)
+
+
 @contextmanager
 def ray_session(address: Optional[str] = None, *, num_cpus: Optional[int] = None,
                 num_gpus: Optional[int] = None) -> Iterator[object]:
@@ -80,9 +94,9 @@ def ray_session(address: Optional[str] = None, *, num_cpus: Optional[int] = None
                        _node_ip_address="127.0.0.1", _temp_dir=temporary, log_to_driver=False)
     else:
         options = dict(address=address, log_to_driver=False)
-    logging.getLogger("ray").setLevel(logging.WARNING)  # Ray Data's progress lines every 10 s: not for our users
+    _quiet_ray()
     try:
-        ray.init(**options)
+        ray.init(**options, logging_level=logging.WARNING)
         ray.data.DataContext.get_current().enable_progress_bars = False
     except Exception as exc:
         if temporary:
@@ -297,6 +311,7 @@ class RayPool:
         self.embedded = 0
         self.partitioned = 0  # stage runs over query partitions on this pool's Ray (pipelines.onray.OnRay)
         self._stack = ExitStack()
+        self._own: dict = {}  # with private: this pool's shard folder per model key
         self._ray = None
         self._shape: tuple = ()
 
@@ -320,9 +335,10 @@ class RayPool:
         store = store_for(model_key, self.work)
         if not self.private:
             return store
-        own = store.folder / f"run-{os.getpid()}-{id(self):x}"
-        self._stack.callback(shutil.rmtree, own, True)  # removed when the block ends, with anything left in it
-        return ShardStore(own)
+        if model_key not in self._own:
+            self._own[model_key] = ShardStore(store.folder / f"run-{os.getpid()}-{id(self):x}")
+            self._stack.callback(shutil.rmtree, self._own[model_key].folder, True)  # removed when the block ends
+        return self._own[model_key]
 
     def _session(self):
         if self._ray is None:
@@ -341,12 +357,14 @@ class RayPool:
         cache = embedder.cache
         if cache is None:
             raise ValueError("the Ray pool fills an embedder's cache: this embedder has none (cache=False)")
+        from .embed import DEFAULT_MODEL
+
         ray = self._session()
         store = store or self._store(embedder.key)
         count, gpus, cpus, tokenizers = self._shape
         size = max(1, min(self.shard_size, math.ceil(len(keys) / count)))
         shards = plan_shards(keys, texts, size)
-        model = None if embedder.model_name == "all-MiniLM-L6-v2" else embedder.model_name
+        model = None if embedder.model_name == DEFAULT_MODEL else embedder.model_name  # actors load it by the same rule
         failed: list = []
 
         def merge(shard: str) -> int:

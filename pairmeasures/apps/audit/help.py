@@ -32,6 +32,9 @@ def help_epilog() -> str:
             "trade-off: for a system with a duogreedy(...) stage, DuoGreedy and MMR (pm.TopKMMR on the bi-encoder) re-rank\n"
             "  the run of the spec before that stage at each of --lambdas: tradeoff.csv, tradeoff.png and the bias each\n"
             "  reaches at a relevance cost of 0.01, 0.02 and 0.05 (--no-tradeoff skips it).\n\n"
+            "engines: --engine ray embeds what the audit lacks in a Ray actor pool (a private local Ray on 127.0.0.1, or\n"
+            "  the cluster at --address) and runs ce(...) stages over query partitions there; retrieval, evaluation and the\n"
+            "  report stay here, and a warm audit starts no Ray (docs/ray.md).\n\n"
             "outputs in --out DIR (written to a temporary folder, renamed into place at the end): leaderboard.json,\n"
             "  leaderboard.md, per_query.csv, summary.csv, by_FIELD.csv, tradeoff.csv, manifest.json (versions of what ran,\n"
             "  every input file's sha256, seeds, timings per step with the embedding apart, cache hits), relevance_vs_bias.png\n"
@@ -42,7 +45,8 @@ def help_epilog() -> str:
             "examples:\n"
             "  pairmeasures audit --out audit-demo\n"
             "  pairmeasures audit --dataset pair/procon --systems bm25 'bm25>>dense>>duogreedy(0.5)' --out procon\n"
-            "  pairmeasures audit --dataset DIR --systems run:bm25.run run:bert.run --by category --out grep --force")
+            "  pairmeasures audit --dataset DIR --systems run:bm25.run run:bert.run --by category --out grep --force\n"
+            "  pairmeasures audit --dataset pair/procon --systems bm25 dense --engine ray --out procon-ray")
 
 
 def default_dataset() -> str:

@@ -99,11 +99,13 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                                 num_results=num_results, k=k, ray_pool=pool)
 
         hidden, base_names = hidden_bases(plan.systems, plan.bases)
-        trade_bias = next((m for s, m in chosen.shown.items() if s.split("(")[0].split("@")[0] == "Duo"), None)
+        # the trade-off's bias measure: the Duo measure shown (by its leaderboard name), else Duo@10
+        trade_name = next((s for s in chosen.shown if s.split("(")[0].split("@")[0] == "Duo"), None)
+        trade_bias = chosen.shown.get(trade_name) if trade_name is not None else None
         if plan.bases and trade_bias is None:
             from ..evaluate import parse_measures
 
-            trade_bias = parse_measures(["Duo@10"])[0]
+            trade_name, trade_bias = "Duo@10", parse_measures(["Duo@10"])[0]
         depth = polarity_depth(chosen.shown.values(), 50 if plots and chosen.bias_families() else None,
                                [(int(dict(stage.options).get("k", k)), trade_bias) for _, stage in plan.bases.values()])
         everything, run_keys = run_systems({**plan.systems, **hidden}, profile, context, polarity, manifest, depth)
@@ -149,12 +151,11 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
                               lambda: evaluation.cutoff_curves(runs, profile.qrels, families))
         trade = None
         if plan.bases:
+            assert trade_name is not None  # set above whenever there are bases
             with manifest.step("trade-off"):
-                shown_duo = next((m for m in chosen.shown if m.split("(")[0].split("@")[0] == "Duo"), None)
-                bias = shown_duo or "Duo@10"
-                trade = tradeoff_of(plan.bases, base_names, everything, run_keys, profile.qrels, "nDCG@10", bias,
+                trade = tradeoff_of(plan.bases, base_names, everything, run_keys, profile.qrels, "nDCG@10", trade_name,
                                     plan.lambdas, seed, resamples, context, memo)
-                trade["bias"] = shown_duo or "Duo@10"  # the leaderboard's name, not the evaluated measure string
+                trade["bias"] = trade_name  # the leaderboard's name, not the evaluated measure string
 
         results = outputs.Results(leaderboard, summary, per_query, chosen.shown, chosen.directions, cells, tuple(small), by,
                                   curves, trade, disparity, ties, axes=evidence)

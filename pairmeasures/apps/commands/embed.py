@@ -12,8 +12,8 @@ NEEDS = ("torch", "sentence_transformers")
 HELP = "embed a whole corpus into the embedding cache and its dense index (here, or on a Ray cluster)"
 DESCRIPTION = ("Embed every document of a corpus (an ir_datasets id, a pair/... dataset or a BEIR-layout folder) "
                "into the embedding cache the audit reads, then build the pyterrier-dr index the 'dense' stage "
-               "retrieves from. --engine ray runs the model in a Ray Data actor pool (one actor per GPU in fp16, "
-               "else one per CPU) through shards on disk merged by this process. Rerunning is safe: cached texts "
+               "retrieves from. --engine ray runs the model in a Ray Data actor pool (one actor per GPU, fed by "
+               "tokenizing CPU actors, else one per CPU) through shards on disk merged by this process. Rerunning is safe: cached texts "
                "are not embedded again, shards left by a killed run are merged (damaged ones redone). See "
                "docs/ray.md.")
 
