@@ -82,7 +82,8 @@ def test_an_audit_on_ray_gives_the_local_audit_s_numbers(audits):
 
 def test_the_ray_audit_embedded_through_the_pool_and_reranked_on_query_partitions(audits):
     folder = audits["folder"]
-    engine = json.loads((folder / "ray" / "manifest.json").read_text())["engine"]
+    manifest = json.loads((folder / "ray" / "manifest.json").read_text())
+    engine = manifest["engine"]
     assert engine["engine"] == "ray" and engine["started"] is True and engine["workers"] == 2
     # the corpus of the dense index (612 passages), the dense re-ranker's candidates, the polarity of measured rows
     assert engine["texts_embedded"] > 612
@@ -91,6 +92,9 @@ def test_the_ray_audit_embedded_through_the_pool_and_reranked_on_query_partition
     assert local["engine"] == {"engine": "local"}
     # what the pool embedded is what the local audit embedded itself
     assert engine["texts_embedded"] == sum(v["computed"] for v in local["embedded"].values())
+    # and the manifest books it as the local one does: the same texts embedded, the time on the embedding clock
+    assert sum(v["computed"] for v in manifest["embedded"].values()) == engine["texts_embedded"]
+    assert manifest["timings_s"]["embedding"] > 0.5 * manifest["timings_s"]["total"]  # Ray's start and the pool
     assert not list((folder / "cache-ray" / "shards").rglob("run-*")), "the audit's own shard folder was left"
 
 

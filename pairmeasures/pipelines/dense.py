@@ -158,16 +158,18 @@ def dense_index(source: str | os.PathLike, model: Optional[str | os.PathLike] = 
     encoder = bi_encoder(model, text_field="text", **embedder_options)
 
     def build(folder, documents) -> None:
+        (encoder >> pyterrier_dr.FlexIndex(str(folder)).indexer()).index(documents)
+
+    def prepare() -> None:
         pool = current_engine()
         if pool is not None and hasattr(pool, "embed"):
             # audit --engine ray: the corpus in one pool job, not one per indexing batch; the indexer reads the cache
             from .corpus_embedding import fill_cache
 
             fill_cache(source, encoder.embedder, pool, text=text, data=data)
-        (encoder >> pyterrier_dr.FlexIndex(str(folder)).indexer()).index(documents)
 
     folder = cached_index(source, "flex", build, text=text, data=data, index_dir=index_dir,
-                          variant=encoder.embedder.key[:12])
+                          variant=encoder.embedder.key[:12], prepare=prepare)
     return encoder, folder
 
 

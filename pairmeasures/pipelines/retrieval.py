@@ -63,9 +63,11 @@ def _tail(log: Path, lines: int = 20) -> str:
 
 def cached_index(source: "str | os.PathLike | Corpus", kind: str, build: Callable[[Path, Iterator[dict]], None], *,
                  text: str = "text", data: Optional[str | os.PathLike] = None,
-                 index_dir: Optional[str | os.PathLike] = None, variant: str = "", log: bool = False) -> Path:
+                 index_dir: Optional[str | os.PathLike] = None, variant: str = "", log: bool = False,
+                 prepare: Optional[Callable[[], object]] = None) -> Path:
     """The folder of ``source``'s index of ``kind`` (the folder's suffix), made by ``build(folder, documents)``
-    unless one exists for the same corpus content, fields and ``variant`` (such as a model's key).
+    unless one exists for the same corpus content, fields and ``variant`` (such as a model's key); ``prepare()``
+    runs first when it is built (before its progress bar), e.g. to embed the corpus elsewhere.
 
     It is built into a temporary folder beside its place and renamed when complete, so a folder that
     exists is a whole index; versions for older content are removed. ``index_dir``: where indexes live
@@ -81,6 +83,8 @@ def cached_index(source: "str | os.PathLike | Corpus", kind: str, build: Callabl
     name = f"{corpus.index_name}-{text.replace('+', '_')}{variant and '-' + variant}"
     target = root / f"{name}-{corpus.version()}.{kind}"
     if not target.is_dir():
+        if prepare is not None:
+            prepare()
         root.mkdir(parents=True, exist_ok=True)
         building = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}-", suffix=".building"))
         try:
