@@ -30,10 +30,11 @@ class OnRay(pt.Transformer):
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         import warnings
 
+        queries = inp["qid"].nunique() if "qid" in inp.columns else 1
+        if queries < 2:
+            return self.transformer.transform(inp)  # nothing to partition: no Ray started for it
         self.pool.start()
-        partitions = min(max(self.pool.workers, 2), inp["qid"].nunique()) if "qid" in inp.columns else 1
-        if partitions < 2:
-            return self.transformer.transform(inp)
+        partitions = min(max(self.pool.workers, 2), queries)
         try:
             import pyterrier_alpha.parallel  # noqa: F401  (what .parallel() uses)
         except ImportError:
