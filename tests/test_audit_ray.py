@@ -32,6 +32,10 @@ def audit(cache: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
                                start_new_session=True)
     try:
         stdout, stderr = process.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()  # (closes its pipes)
+        raise
     finally:
         left = [p for p in psutil.process_iter() if _session(p) == process.pid and p.pid != process.pid]
         for survivor in left:

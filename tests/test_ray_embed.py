@@ -115,6 +115,9 @@ def stop_group(process: subprocess.Popen) -> None:
     except ProcessLookupError:
         pass
     process.wait()
+    for stream in (process.stdout, process.stderr):  # a killed run's pipes: closed here, not by the collector later
+        if stream is not None:
+            stream.close()
 
 
 def pool_actors(process: subprocess.Popen) -> list:
