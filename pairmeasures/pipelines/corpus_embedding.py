@@ -22,13 +22,12 @@ from ..datasets.corpus import open_corpus
 from ..sideinfo.beir import check_text_field, record_text
 from ..sideinfo.cache import EmbeddingCache, text_key
 from ..sideinfo.embed import Embedder
-from ..sideinfo.embedded import count_embedded
+from ..sideinfo.engines import ENGINES
 from ..sideinfo.progress import progress_bar
 from ..sideinfo.shards import store_for
 
 __all__ = ["EmbedResult", "embed_corpus", "corpus_texts", "fill_cache", "ENGINES"]
 
-ENGINES = ("local", "ray")
 _CHUNK = 8192  # texts per cache lookup and per local embedding call
 
 
@@ -90,26 +89,18 @@ def _missing(cache: EmbeddingCache, model_key: str, keys: list, texts: list) -> 
     return todo_keys, todo_texts
 
 
-def fill_cache(source, embedder: Embedder, pool, *, text: Optional[str] = None, data=None) -> int:
-    """Put every document text of ``source`` that ``embedder``'s cache lacks into it through ``pool`` (a
-    :class:`~pairmeasures.sideinfo.raypool.RayPool`) in one job, holding no vectors here; returns the texts
-    embedded. What a dense index built inside ``pairmeasures audit --engine ray`` does first, so its indexing
-    batches then find every vector in the cache."""
+def fill_cache(source, embedder: Embedder, *, text: Optional[str] = None, data=None) -> int:
+    """Put every document text of ``source`` that ``embedder``'s cache lacks into it through the enclosing compute
+    engine (the Ray pool) in one job (:meth:`Embedder.fill_elsewhere`); returns the texts embedded. What a dense
+    index built inside ``pairmeasures audit --engine ray`` does first, so its indexing batches then find every
+    vector in the cache."""
     cache = embedder.cache
     if cache is None:
         raise ValueError("fill_cache fills an embedder's cache: this embedder has none (cache=False)")
     keys, texts = _distinct(corpus_texts(source, text, data))
     todo_keys, todo_texts = _missing(cache, embedder.key, keys, texts)
-    start = time.perf_counter()
     with progress_bar(total=len(todo_keys), desc="embedding the corpus on Ray", unit="text") as bar:
-        embedded = pool.embed(embedder, todo_keys, todo_texts, progress=bar.update)
-    # booked as the embedder's own work: counted under the current purpose, its seconds in the embedding clocks
-    count_embedded(0, embedded)  # (the indexer then asks for every text, and finds it cached)
-    spent = time.perf_counter() - start
-    embedder.computed += embedded
-    embedder.embed_seconds += spent
-    Embedder.total_embed_seconds += spent
-    return embedded
+        return embedder.fill_elsewhere(todo_keys, todo_texts, progress=bar.update)
 
 
 def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", address: Optional[str] = None,

@@ -166,7 +166,7 @@ def dense_index(source: str | os.PathLike, model: Optional[str | os.PathLike] = 
             # audit --engine ray: the corpus in one pool job, not one per indexing batch; the indexer reads the cache
             from .corpus_embedding import fill_cache
 
-            fill_cache(source, encoder.embedder, pool, text=text, data=data)
+            fill_cache(source, encoder.embedder, text=text, data=data)
 
     folder = cached_index(source, "flex", build, text=text, data=data, index_dir=index_dir,
                           variant=encoder.embedder.key[:12], prepare=prepare)

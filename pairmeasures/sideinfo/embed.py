@@ -335,6 +335,19 @@ class Embedder:
             vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.finfo(np.float32).tiny)
         return vectors.astype(np.float32, copy=False), index
 
+    def fill_elsewhere(self, keys: list, texts: list, progress=None) -> int:
+        """Put ``texts`` (with their ``keys``; none of them in the cache) into the cache through the enclosing compute
+        engine's ``embed`` in one job, holding no vectors here (a whole corpus); counted and timed as this embedder's
+        work, as :meth:`embed` books what it computes. ``progress(rows)`` as rows arrive. Returns the texts embedded."""
+        engine = current_engine()
+        if engine is None or not hasattr(engine, "embed") or self.cache is None:
+            raise ValueError("fill_elsewhere needs a cache and a compute engine that embeds into it (the Ray pool)")
+        with self._timed():
+            done = engine.embed(self, keys, texts, progress=progress)
+        self.computed += done
+        count_embedded(0, done)  # texts asked for are counted when they are read back from the cache
+        return done
+
     def _compute_elsewhere(self, texts: list[str], keys: list[bytes]) -> dict:
         """``texts`` embedded by the enclosing compute engine (:mod:`.engines`), which fills this embedder's cache."""
         engine = current_engine()

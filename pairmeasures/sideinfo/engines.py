@@ -11,7 +11,10 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator, Optional, Protocol
 
-__all__ = ["ComputeEngine", "compute_engine", "current_engine"]
+__all__ = ["ENGINES", "ComputeEngine", "compute_engine", "current_engine"]
+
+#: Where model work can run: ``local`` (this process) or ``ray`` (:class:`~pairmeasures.sideinfo.raypool.RayPool`).
+ENGINES = ("local", "ray")
 
 
 class ComputeEngine(Protocol):

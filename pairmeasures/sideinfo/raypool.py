@@ -143,21 +143,26 @@ def _result(shards: Sequence[str], rows: list) -> dict:
     return {"shard": list(shards), "rows": rows, "node": [socket.gethostname()] * len(rows)}
 
 
+def _actor_embedder(model: Optional[str], gpu: bool, batch_size: Optional[int] = None):
+    """The model of an actor, loaded: on a GPU, or on a CPU with one torch thread (one actor per CPU)."""
+    from .embed import Embedder
+
+    if not gpu:
+        import torch
+
+        torch.set_num_threads(1)
+    embedder = Embedder(model, cache=False, batch_size=batch_size, device="cuda" if gpu else "cpu", progress=False)
+    embedder.load()
+    return embedder
+
+
 class ShardEmbedder:
     """A Ray Data actor: loads the model once, then embeds each shard it is given (tokenizing it itself) and writes
     it to the store. A batch holds shards (``shard``: id, ``texts``: a JSON list); the result names each shard,
     its rows and the node that wrote it."""
 
     def __init__(self, model: Optional[str], folder: str, batch_size: Optional[int], gpu: bool):
-        from .embed import Embedder
-
-        if not gpu:
-            import torch
-
-            torch.set_num_threads(1)
-        self.embedder = Embedder(model, cache=False, batch_size=batch_size, device="cuda" if gpu else "cpu",
-                                 progress=False)
-        self.embedder.load()
+        self.embedder = _actor_embedder(model, gpu, batch_size)
         self.store = ShardStore(folder)
 
     def __call__(self, batch: dict) -> dict:
@@ -201,12 +206,7 @@ class ShardTokenizer:
     """A Ray Data CPU actor that tokenizes shards for a :class:`ShardForward` actor (adds ``tokens``)."""
 
     def __init__(self, model: Optional[str], batch_size: int):
-        import torch
-
-        from .embed import Embedder
-
-        torch.set_num_threads(1)
-        self.model = Embedder(model, cache=False, device="cpu", progress=False).load()
+        self.model = _actor_embedder(model, gpu=False).load()
         self.batch_size = batch_size
 
     def __call__(self, batch: dict) -> dict:
@@ -220,13 +220,7 @@ class ShardForward:
     fp32 and is faster)."""
 
     def __init__(self, model: Optional[str], folder: str, batch_size: int, gpu: bool = True):
-        from .embed import Embedder
-
-        if not gpu:
-            import torch
-
-            torch.set_num_threads(1)
-        self.model = Embedder(model, cache=False, device="cuda" if gpu else "cpu", progress=False).load()
+        self.model = _actor_embedder(model, gpu).load()
         self.store = ShardStore(folder)
         self.batch_size = batch_size
         self.half: Optional[bool] = None if gpu else False  # float32 on a CPU
@@ -306,8 +300,6 @@ class RayPool:
         self.address, self.work, self.where, self.private = address, work, where, private
         self.requested = (workers, tokenizers)
         self.num_cpus, self.shard_size, self.batch_size = num_cpus, shard_size, batch_size
-        self.workers = 0  # model actors, once Ray is started
-        self.tokenizers = 0
         self.embedded = 0
         self.partitioned = 0  # stage runs over query partitions on this pool's Ray (pipelines.onray.OnRay)
         self._stack = ExitStack()
@@ -321,6 +313,16 @@ class RayPool:
     def __exit__(self, *exc) -> None:
         self._stack.close()
         self._ray = None
+
+    @property
+    def workers(self) -> int:
+        """Model actors of the pool (0 until Ray is started)."""
+        return self._shape[0] if self._shape else 0
+
+    @property
+    def tokenizers(self) -> int:
+        """Tokenizing actors feeding them (0 until Ray is started)."""
+        return self._shape[3] if self._shape else 0
 
     @property
     def started(self) -> bool:
@@ -344,7 +346,6 @@ class RayPool:
         if self._ray is None:
             self._ray = self._stack.enter_context(ray_session(self.address, num_cpus=self.num_cpus))
             self._shape = pool_shape(self._ray, *self.requested)
-            self.workers, self.tokenizers = self._shape[0], self._shape[3]
         return self._ray
 
     def embed(self, embedder, keys: list, texts: list, *, store: Optional[ShardStore] = None,

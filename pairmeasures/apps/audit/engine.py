@@ -12,10 +12,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
+from ...sideinfo.engines import ENGINES
+
 __all__ = ["ENGINES", "compute_on", "manifest_entry"]
-
-ENGINES = ("local", "ray")
-
 
 @contextmanager
 def compute_on(engine: str, address: Optional[str] = None, workers: Optional[int] = None) -> Iterator[object]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Protocol
 
-__all__ = ["Command", "add_checkpoint_arguments"]
+__all__ = ["Command", "add_checkpoint_arguments", "add_engine_arguments"]
 
 
 class Command(Protocol):
@@ -37,3 +37,17 @@ def add_checkpoint_arguments(parser: argparse.ArgumentParser, command: str) -> N
     parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in MODEL.checkpoints/")
     parser.add_argument("--force", action="store_true",
                         help=f"replace an earlier {command} MODEL, and discard old checkpoints when not resuming")
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser, engine_help: str, local_ray: str) -> None:
+    """The options of the commands that can run their model work on Ray: ``--engine``, ``--address`` and
+    ``--workers`` (``engine_help``: what ``--engine`` chooses; ``local_ray``: the Ray started without an address)."""
+    from ...sideinfo.engines import ENGINES
+
+    parser.add_argument("--engine", choices=ENGINES, default="local",
+                        help=f"{engine_help}; ray needs pip install 'pairmeasures[ray]' (docs/ray.md)")
+    parser.add_argument("--address", default=None,
+                        help=f"with --engine ray: the Ray cluster to join (e.g. auto or ray://head:10001); default: "
+                             f"{local_ray}")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="with --engine ray: model actors in the pool (default: one per GPU, else one per CPU)")

@@ -11,6 +11,7 @@ import sys
 from ...sideinfo.polarity import TEXT_FIELDS
 from ..audit import DEFAULT_LAMBDAS, DEFAULT_SYSTEMS, help_epilog
 from ..tables import FORMATS
+from . import add_engine_arguments
 
 HELP = "run retrieval systems over a bias benchmark: a leaderboard of relevance and bias"
 DESCRIPTION = ("Build each system from its spec, run it over the dataset's queries (runs cached), evaluate "
@@ -60,15 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{' '.join(f'{v:g}' for v in DEFAULT_LAMBDAS)})")
     parser.add_argument("--no-tradeoff", action="store_true",
                         help="skip the DuoGreedy-vs-MMR trade-off of systems with a duogreedy(...) stage")
-    parser.add_argument("--engine", choices=("local", "ray"), default="local",
-                        help="where the model work runs: local (this process, default) or ray (the texts to embed go "
-                             "through a Ray actor pool, ce(...) stages over query partitions; pip install "
-                             "'pairmeasures[ray]'; docs/ray.md)")
-    parser.add_argument("--address", default=None,
-                        help="with --engine ray: the Ray cluster to join (e.g. auto or ray://head:10001); default: a "
-                             "private local Ray on 127.0.0.1, started only when something needs computing")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="with --engine ray: model actors in the pool (default: one per GPU, else one per CPU)")
+    add_engine_arguments(parser, "where the model work runs: local (this process, default) or ray (the texts to "
+                                 "embed go through a Ray actor pool, ce(...) stages over query partitions)",
+                         "a private local Ray on 127.0.0.1, started only when something needs computing")
     parser.add_argument("--format", choices=FORMATS, default="markdown", help="leaderboard format printed (default: markdown)")
 
 

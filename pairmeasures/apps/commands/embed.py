@@ -7,6 +7,8 @@ import contextlib
 import json
 import sys
 
+from . import add_engine_arguments
+
 EXTRA = "embed"
 NEEDS = ("torch", "sentence_transformers")
 HELP = "embed a whole corpus into the embedding cache and its dense index (here, or on a Ray cluster)"
@@ -24,14 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "BEIR-layout folder")
     parser.add_argument("--model", default=None,
                         help="sentence-transformers model name or local directory (default: all-MiniLM-L6-v2, offline)")
-    parser.add_argument("--engine", choices=("local", "ray"), default="local",
-                        help="local: embed in this process (default); ray: in a Ray Data actor pool "
-                             "(pip install 'pairmeasures[ray]')")
-    parser.add_argument("--address", default=None,
-                        help="with --engine ray: the Ray cluster to join (e.g. ray://head:10001 or auto); default: "
-                             "start a private local Ray on 127.0.0.1")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="with --engine ray: model actors in the pool (default: one per GPU, else one per CPU)")
+    add_engine_arguments(parser, "local: embed in this process (default); ray: in a Ray Data actor pool",
+                         "start a private local Ray on 127.0.0.1")
     parser.add_argument("--tokenizers", type=int, default=None,
                         help="with --engine ray on GPUs: CPU actors tokenizing ahead of the GPU actors (default: the "
                              "cluster's CPUs left after one per GPU actor and one for this process, at most 4 per GPU; "
