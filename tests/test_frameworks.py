@@ -22,8 +22,8 @@ import pairmeasures as pm
 #: Every way a user evaluates ir_measures' own measures and one of their own (``Odd``: NaN on q2) through ir_measures
 #: and PyTerrier, printed as JSON (numbers as ``repr``, so NaN compares equal and 0.1 differs from 0.1000001).
 #: ``without``: pairmeasures never imported; ``with``: imported, and every adaptation installed by evaluating its
-#: measures first; ``mixed``: as ``with``, and a pairmeasures measure evaluated alongside in every call (its columns
-#: and metrics are left out of what is printed).
+#: measures first; ``mixed``: as ``with``, and pairmeasures measures evaluated in every call, before the others
+#: (their columns and metrics are left out of what is printed); Duo@3 leaves out q1, system a's first query.
 BATTERY = r"""
 import json, sys, warnings
 import numpy as np, pandas as pd
@@ -48,7 +48,7 @@ def run(seed):
     rng = np.random.default_rng(seed)
     rows = []
     for q in QIDS:
-        n = 2 if q == "q4" else 6  # q4: two documents, which Duo@3 leaves out
+        n = 2 if q == "q4" or (q, seed) == ("q1", 0) else 6  # two documents, which Duo@3 leaves out
         for i in range(n):
             rows.append((q, f"{q}d{rng.integers(0, 9)}", float(rng.integers(0, 4)), float(rng.normal()),
                          "x" if rng.random() < 0.5 else "y"))
@@ -82,7 +82,7 @@ def noted(call):
 
 def experiment(**options):
     return pt.Experiment(options.pop("systems", list(RUNS.values())), topics, qrels,
-                         eval_metrics=MEASURES + (OURS if mode == "mixed" else []), names=list(RUNS), **options)
+                         eval_metrics=(OURS if mode == "mixed" else []) + MEASURES, names=list(RUNS), **options)
 
 if mode != "without":  # every adaptation installed, as after a user's first evaluation of our measures
     pt.Experiment([RUNS["a"]], topics, qrels, eval_metrics=[nDCG @ 5] + OURS, names=["a"])
@@ -92,6 +92,7 @@ def counting(values, baseline):  # a test that shows what it was given: how many
     return 0.0, float(len(values)) + 1000.0 * float(np.isnan(values).sum() + np.isnan(baseline).sum())
 
 transformers = [pt.Transformer.from_df(r) for r in RUNS.values()]
+every = (OURS if mode == "mixed" else []) + MEASURES  # ours first: a column of theirs after one of ours
 evaluations = {
     "means": lambda: frame(experiment()),
     "t-test": lambda: frame(experiment(baseline=0)),
@@ -107,12 +108,28 @@ evaluations = {
     "tree": lambda: frame(experiment(systems=transformers, plan="tree", verbose=False, baseline=0)),
     "tree in batches": lambda: frame(experiment(systems=transformers, plan="tree", verbose=False, batch_size=2,
                                                 perquery=True)),
-    "Evaluate": lambda: [{k: value(v) for k, v in pt.Evaluate(RUNS["a"], qrels, MEASURES + (OURS if mode == "mixed" else [])).items() if not ours(k)},
+    "Evaluate": lambda: [{k: value(v) for k, v in pt.Evaluate(RUNS["a"], qrels, every).items() if not ours(k)},
                          {q: {k: value(v) for k, v in row.items() if not ours(k)}
-                          for q, row in pt.Evaluate(RUNS["a"], qrels, MEASURES + (OURS if mode == "mixed" else []), perquery=True).items()}],
+                          for q, row in pt.Evaluate(RUNS["a"], qrels, every, perquery=True).items()}],
 }
+
+class Cut(pt.Transformer):  # a parameter for GridScan: the depth of run a
+    def __init__(self, k):
+        self.k = k
+
+    def __repr__(self):
+        return "Cut()"
+
+    def transform(self, topics):
+        return RUNS["a"][RUNS["a"].qid.isin(topics.qid)].groupby("qid").head(self.k)
+
+cut = Cut(2)
+evaluations.update({
+    "GridScan": lambda: frame(pt.GridScan(cut, {cut: {"k": [2, 4]}}, topics, qrels, every, verbose=False)),
+    "GridScan in batches": lambda: frame(pt.GridScan(cut, {cut: {"k": [3]}}, topics, qrels, every, batch_size=2,
+                                                     verbose=False)),
+})
 irm_qrels, irm_run = pt.model.to_ir_measures(qrels), pt.model.to_ir_measures(RUNS["b"])
-every = MEASURES + (OURS if mode == "mixed" else [])
 evaluations.update({
     "iter_calc": lambda: metrics(ir_measures.iter_calc(every, irm_qrels, irm_run)),
     "calc_aggregate": lambda: sorted((str(m), value(v)) for m, v in ir_measures.calc_aggregate(every, irm_qrels, irm_run).items() if not ours(str(m))),
@@ -262,3 +279,15 @@ def test_evaluate_per_query_shows_no_value_for_a_query_left_out():
     measured = [row[str(duo)] for row in table.values() if str(duo) in row]
     assert len(measured) == 4 and not np.isnan(measured).any()
     assert means[str(duo)] == pytest.approx(np.mean(measured))
+
+
+def test_means_beside_per_query_values_keep_every_column_in_place():
+    """perquery='both': the means are those of perquery=False, column by column, when a system's first query is one
+    a measure left out (PyTerrier reads each system's means by position)."""
+    topics, qrels, runs = batch_inputs()
+    topics = topics[topics.qid.isin(JUDGED)]  # PyTerrier's means of perquery='both' are NaN with an unjudged topic
+    runs["first"] = runs["first"][(runs["first"].qid != "q1") | runs["first"].docno.isin(["q1-0", "q1-1"])]
+    plain = evaluate(runs, topics, qrels)
+    both = evaluate(runs, topics, qrels, perquery="both")
+    pd.testing.assert_frame_equal(both[0], plain)
+    assert "q1" not in set(both[1][(both[1].name == "first") & (both[1].measure == "Duo@3")].qid)

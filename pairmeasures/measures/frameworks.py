@@ -56,8 +56,11 @@ LEFT_OUT: float = struct.unpack("<d", struct.pack("<Q", _LEFT_OUT_BITS))[0]
 
 
 def left_out(values) -> np.ndarray:
-    """Which of ``values`` (floats, or an array of them) are :data:`LEFT_OUT` (not any NaN: that one)."""
-    return np.ascontiguousarray(values, dtype=np.float64).view(np.uint64) == _LEFT_OUT_BITS
+    """Which of ``values`` (an array, or a sequence of values) are :data:`LEFT_OUT` (not any NaN: that one)."""
+    values = np.asarray(values)
+    if values.dtype != np.float64:  # values of another kind hold no LEFT_OUT
+        return np.zeros(values.shape, dtype=bool)
+    return np.ascontiguousarray(values).view(np.uint64) == _LEFT_OUT_BITS
 
 
 class JudgedMetrics(Iterator[Metric]):
@@ -294,21 +297,24 @@ def _without_placeholders(perquery: Callable) -> Callable:
                 result = {system: {qid: dict(row) for qid, row in rows.items() if row}
                           for system, rows in result.items()}
             return result
-        finally:
-            for row, name in hidden:
-                row[name] = LEFT_OUT
+        finally:  # each row as it was, its measures in their order (the means of perquery='both' read them next)
+            for row, whole in hidden:
+                row.clear()
+                row.update(whole)
 
     return without_left_out
 
 
-def _take_placeholders(per_system: dict) -> list[tuple[dict, Any]]:
-    """Remove every :data:`LEFT_OUT` value from the per-query tables, in place; what was removed, to put it back."""
-    hidden = [(row, name) for rows in per_system.values() for row in rows.values()
-              for name, value in row.items() if value is LEFT_OUT]
-    for row, name in hidden:
-        del row[name]
+def _take_placeholders(per_system: dict) -> list[tuple[dict, dict]]:
+    """Remove every :data:`LEFT_OUT` value from the per-query tables, in place; each row changed, with a copy of it
+    as it was, to put it back."""
+    hidden = [(row, dict(row)) for rows in per_system.values() for row in rows.values()
+              if any(value is LEFT_OUT for value in row.values())]
+    for row, whole in hidden:
+        for name, value in whole.items():
+            if value is LEFT_OUT:
+                del row[name]
     return hidden
-
 
 
 def _without_left_out(table: dict) -> dict:
