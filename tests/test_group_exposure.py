@@ -1,6 +1,7 @@
 """EXP, EXPU, EXPRU, ERBE, ERBP, ERBR and AWRF(form='groups') equal FairRankTune 0.0.7 query by query, through the
-provider; their degenerate queries are left out (or get documented values) with causes. The comparisons with
-FairRankTune spell out the reference's order of tied documents, ``ties='trec_eval'`` (:func:`considered`)."""
+provider; their degenerate queries are left out (or get documented values) with causes. FairRankTune takes the
+ranking it is handed: the run's, its tied documents in the order the run gives them, as the measures' default
+``ties='system'`` does (:func:`considered`)."""
 
 from __future__ import annotations
 
@@ -43,8 +44,9 @@ def random_run(seed: int, n_queries: int = 8):
 
 
 def considered(run: pd.DataFrame, qrels: pd.DataFrame, query: str, k: int) -> pd.DataFrame:
-    """The query's top k in the provider's order (score descending, ties by doc_id descending), with utilities."""
-    rows = run[run["query_id"] == query].sort_values(["score", "doc_id"], ascending=False).head(k)
+    """The query's top k in the run's order (score descending, tied documents in the run's row order), with
+    utilities."""
+    rows = run[run["query_id"] == query].sort_values("score", ascending=False, kind="stable").head(k)
     rel = rows["doc_id"].map(qrels[qrels["query_id"] == query].set_index("doc_id")["relevance"]).fillna(0)
     return rows.assign(utility=np.clip(rel.to_numpy(), 0, MAX_REL) / MAX_REL)
 
@@ -73,13 +75,13 @@ def fairranktune(name: str, rows: pd.DataFrame, combo: str, decay: float = 0.5, 
 
 
 MEASURES = {
-    "EXP": lambda combo: pm.EXP(combo=combo, ties="trec_eval"),
-    "EXPU": lambda combo: pm.EXPU(combo=combo, max_rel=MAX_REL, ties="trec_eval"),
-    "EXPRU": lambda combo: pm.EXPRU(combo=combo, max_rel=MAX_REL, ties="trec_eval"),
-    "ERBE": lambda combo: pm.ERBE(combo=combo, ties="trec_eval"),
-    "ERBP": lambda combo: pm.ERBP(combo=combo, ties="trec_eval"),
-    "ERBR": lambda combo: pm.ERBR(combo=combo, max_rel=MAX_REL, ties="trec_eval"),
-    "AWRF": lambda combo: pm.AWRF(form="groups", combo=combo, ties="trec_eval"),
+    "EXP": lambda combo: pm.EXP(combo=combo),
+    "EXPU": lambda combo: pm.EXPU(combo=combo, max_rel=MAX_REL),
+    "EXPRU": lambda combo: pm.EXPRU(combo=combo, max_rel=MAX_REL),
+    "ERBE": lambda combo: pm.ERBE(combo=combo),
+    "ERBP": lambda combo: pm.ERBP(combo=combo),
+    "ERBR": lambda combo: pm.ERBR(combo=combo, max_rel=MAX_REL),
+    "AWRF": lambda combo: pm.AWRF(form="groups", combo=combo),
 }
 UTILITY_DENOMINATOR = {"EXPU", "EXPRU", "ERBR"}
 
@@ -120,12 +122,12 @@ def test_every_measure_and_combo_equals_fairranktune_on_random_runs(seed):
 
 def test_parameters_reach_fairranktune():
     run, qrels = random_run(7)
-    wanted = {("ERBE", 0.8): pm.ERBE(decay=0.8, combo="LTwo", ties="trec_eval") @ 10,
-              ("ERBP", 0.2): pm.ERBP(decay=0.2, ties="trec_eval") @ 10,
-              ("ERBR", 0.95): pm.ERBR(decay=0.95, max_rel=MAX_REL, ties="trec_eval") @ 10,
-              ("AWRF", 0.3): pm.AWRF(form="groups", p=0.3, combo="Variance", ties="trec_eval") @ 10,
-              ("AWRF", 1.0): pm.AWRF(form="groups", p=1, ties="trec_eval") @ 10,
-              ("EXPRU", None): pm.EXPRU(clicks="position", max_rel=MAX_REL, ties="trec_eval") @ 10}
+    wanted = {("ERBE", 0.8): pm.ERBE(decay=0.8, combo="LTwo") @ 10,
+              ("ERBP", 0.2): pm.ERBP(decay=0.2) @ 10,
+              ("ERBR", 0.95): pm.ERBR(decay=0.95, max_rel=MAX_REL) @ 10,
+              ("AWRF", 0.3): pm.AWRF(form="groups", p=0.3, combo="Variance") @ 10,
+              ("AWRF", 1.0): pm.AWRF(form="groups", p=1) @ 10,
+              ("EXPRU", None): pm.EXPRU(clicks="position", max_rel=MAX_REL) @ 10}
     ours = per_query(list(wanted.values()), qrels, run)
     for (name, parameter), measure in wanted.items():
         for query in run["query_id"].unique():
@@ -140,7 +142,7 @@ def test_parameters_reach_fairranktune():
 
 def test_relevance_threshold_keeps_judged_documents_in_rank_order():
     run, qrels = random_run(3)
-    measure = pm.EXP(rel=2, ties="trec_eval") @ 10
+    measure = pm.EXP(rel=2) @ 10
     ours = per_query([measure], qrels, run)[str(measure)]
     for query in run["query_id"].unique():
         rows = considered(run, qrels, query, 10)

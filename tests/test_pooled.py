@@ -1,6 +1,6 @@
 """pm.pooled: a group measure over all queries at once equals FairRankTune fed every query's ranking as a column,
-items named by (query, document). The comparisons spell out the reference's order of tied documents,
-``ties='trec_eval'`` (:func:`fairranktune_input`)."""
+items named by (query, document). FairRankTune takes the rankings it is handed: the run's, its tied documents in the
+order the run gives them, as the measures' default ``ties='system'`` does (:func:`fairranktune_input`)."""
 
 from __future__ import annotations
 
@@ -84,9 +84,9 @@ def random_run(seed: int, n_queries: int, n_groups: int, depth: int) -> pd.DataF
 
 
 def fairranktune_input(run: pd.DataFrame, cutoff: int) -> tuple[pd.DataFrame, dict]:
-    """Every query's considered documents in the provider's order (score descending, ties by document id
-    descending), as one column of items (query, document), and the items' groups."""
-    ordered = run.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False])
+    """Every query's considered documents in the run's order (score descending, tied documents in the run's row
+    order), as one column of items (query, document), and the items' groups."""
+    ordered = run.sort_values(["query_id", "score"], ascending=[True, False], kind="stable")
     top = ordered.groupby("query_id", sort=False).head(cutoff)
     columns = {q: pd.Series([(q, d) for d in frame["doc_id"]]) for q, frame in top.groupby("query_id", sort=False)}
     groups = {(q, d): g for q, d, g in zip(top["query_id"], top["doc_id"], top["group"])}
@@ -99,7 +99,7 @@ def test_ratio_pooling_equals_fairranktune(seed, n_groups, cutoff, combo):
     run = random_run(seed, 30, n_groups, 12)
     ranking, groups = fairranktune_input(run, cutoff)
     expected, per_group = frt_EXP(ranking, groups, combo)
-    measure = _MeanExposure(combo=combo, ties="trec_eval") @ cutoff
+    measure = _MeanExposure(combo=combo) @ cutoff
     result = pooled_value(measure, run)
     assert result.value == pytest.approx(expected, abs=1e-12, rel=1e-12)
     assert {str(g): v for g, v in result.groups.items()} == pytest.approx(
@@ -113,7 +113,7 @@ def test_sum_pooling_equals_fairranktune(seed, n_groups, cutoff, combo):
     run = random_run(seed, 25, n_groups, 12)
     ranking, groups = fairranktune_input(run, cutoff)
     expected, _ = frt_ERBE(ranking, groups, 0.5, combo)
-    assert pm.pooled(_RBPExposure(combo=combo, ties="trec_eval") @ cutoff, run) == pytest.approx(expected, abs=1e-12, rel=1e-12)
+    assert pm.pooled(_RBPExposure(combo=combo) @ cutoff, run) == pytest.approx(expected, abs=1e-12, rel=1e-12)
 
 
 @pytest.mark.parametrize("seed, n_groups", [(7, 2), (8, 3), (9, 4)])
@@ -134,7 +134,7 @@ def test_summed_favoured_pairs_equal_fairranktune_ranking_by_ranking(seed, n_gro
             totals[str(group)] = totals.get(str(group), 0.0) + value
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pm.DegenerateQueryWarning)  # queries where a group fills the whole list
-        result = pooled_value(_FavouredPairs(ties="trec_eval") @ 10, run)
+        result = pooled_value(_FavouredPairs() @ 10, run)
     assert {str(g): v for g, v in result.groups.items()} == pytest.approx(totals, abs=1e-12)
     values = np.array(list(totals.values()))
     assert result.value == pytest.approx(values.max() - values.min(), abs=1e-12)
@@ -236,7 +236,6 @@ def test_builtin_measures_pool_as_fairranktune(seed, n_groups, cutoff, max_rel, 
         f"AWRF(form='groups', combo='{combo}', p=0.3)": AWRF(r, g, 0.3, combo)[0],
     }
     for text, value in expected.items():
-        text = text.replace("(", "(ties='trec_eval', ", 1)
         assert pm.pooled(f"{text}@{cutoff}", run, qrels) == pytest.approx(value, abs=1e-12, rel=1e-12), text
 
 

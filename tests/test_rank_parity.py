@@ -1,9 +1,10 @@
 """NDKL, ARP and IAA: parity with FairRankTune 0.0.7, brute force, hand-worked cases, degenerate queries.
 
-One query is one FairRankTune ranking: the considered documents (top k of the system's ranking, ties by
-document id descending as trec_eval, then ``rel=``) in rank order, their groups and utilities. The comparisons with
-FairRankTune spell out that reference behaviour (:data:`REFERENCE`): ``ties='trec_eval'``, and a query with nothing to
-measure given the documented value (``degenerate='default'``), as FairRankTune gives every ranking a number.
+One query is one FairRankTune ranking: the considered documents (top k of the system's ranking, tied documents in the
+order the run gives them, then ``rel=``) in rank order, their groups and utilities. FairRankTune takes the ranking it
+is handed, as the measures' default ``ties='system'`` does; the comparisons spell out the rest of its behaviour
+(:data:`REFERENCE`): a query with nothing to measure gets the documented value (``degenerate='default'``), as
+FairRankTune gives every ranking a number.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ def random_run(seed: int, n_groups: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def considered(run: pd.DataFrame, qrels: pd.DataFrame, query: str, cutoff, rel) -> pd.DataFrame:
-    """The query's considered documents in the provider's order, with their qrels (NaN unjudged)."""
-    ranked = run[run.query_id == query].sort_values(["score", "doc_id"], ascending=[False, False])
+    """The query's considered documents in the run's order (tied documents in its row order), with their qrels (NaN
+    unjudged)."""
+    ranked = run[run.query_id == query].sort_values("score", ascending=False, kind="stable")
     if cutoff is not None:
         ranked = ranked.head(cutoff)
     ranked = ranked.merge(qrels, on=["query_id", "doc_id"], how="left")
@@ -67,8 +69,8 @@ def frt_inputs(docs: pd.DataFrame, max_rel: int = 1):
     return ranking, groups, utility
 
 
-#: The reference behaviour the comparisons spell out (the library's defaults are ties='system', degenerate='exclude').
-REFERENCE = {"ties": "trec_eval", "degenerate": "default"}
+#: The reference behaviour the comparisons spell out (the library's default is degenerate='exclude').
+REFERENCE = {"degenerate": "default"}
 
 
 def build(measure, cutoff, rel, **params):

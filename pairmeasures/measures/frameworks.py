@@ -9,35 +9,58 @@ adapted once, when the first pairmeasures evaluator is built (checked with ir_me
   when relevance and bias measures are evaluated together) fills ``measure.DEFAULT`` in for every (measure, query)
   no provider yielded. It fills nothing in for pairmeasures measures: their evaluator yields every judged query it
   measured, and leaves out only what it means to.
-- ``pt.Experiment`` (adapted when pairmeasures is imported, or when PyTerrier is imported after it) keeps per-query values in a table of query -> measure -> value
-  (``pyterrier._evaluation._execution._ir_measures_to_dict``), which it fills with NaN, as "not found in qrels", for a
-  topic without any value. A judged query a measure left out gets :data:`LEFT_OUT` there instead, a placeholder that
-  ``perquery=True`` does not show (no row), the means leave out (PyTerrier's ``_mean_of_measures`` takes our
-  measures' aggregators: the mean over the measured queries, ``Measured``'s sum), the ``+``/``-`` counts do not count,
-  and the baseline test (``scipy.stats.ttest_rel`` or any ``test=``) drops: it runs over the queries both the system
-  and the baseline measured.
-"""
+- ``pt.Experiment`` (adapted when pairmeasures is imported, or when PyTerrier is imported after it) keeps per-query
+  values in a table of query -> measure -> value (``pyterrier._evaluation._execution._ir_measures_to_dict``), which
+  it fills with NaN, as "not found in qrels", for a topic without any value. A judged query one of our measures left
+  out gets :data:`LEFT_OUT` there instead, a NaN of its own that ``perquery=True`` does not show (no row; nor does
+  ``pt.Evaluate(..., perquery=True)``), the means leave out (PyTerrier's ``_mean_of_measures`` takes our measures'
+  aggregators: the mean over the measured queries, ``Measured``'s sum), the ``+``/``-`` counts do not count, and the
+  baseline test (``scipy.stats.ttest_rel`` or any ``test=``) drops: it runs over the queries both the system and the
+  baseline measured.
+- ``pt.Experiment(..., batch_size=N)``, in each of PyTerrier's plans (``'linear'``, ``'tree'``), evaluates one batch of
+  topics at a time against that batch's qrels: its evaluations run inside
+  :func:`~pairmeasures.measures.batches.evaluating_in_batches`, so that checks of the whole run wait for every batch
+  of a system (:func:`~pairmeasures.measures.batches.check_whole_run`).
 
+Everything else is as the frameworks do it: an evaluation without our measures is not touched (the table, its
+order, the warnings), and in one with them, the values, means, counts and tests of the other measures are
+PyTerrier's (a NaN of theirs stays in their test, which is then NaN).
+"""
 from __future__ import annotations
 
 import functools
 import importlib.abc
+import inspect
 import itertools
 import math
+import struct
 import sys
 import warnings
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 import numpy as np
 from ir_measures import Metric
 
 from .base import PairMeasure
+from .batches import current_batches, evaluating_in_batches
 
-__all__ = ["adapt_frameworks", "adapt_when_loaded", "pair_measure", "JudgedMetrics", "LEFT_OUT"]
+__all__ = ["adapt_frameworks", "adapt_when_loaded", "pair_measure", "JudgedMetrics", "LEFT_OUT", "left_out"]
 
-#: pt.Experiment's per-query value of a judged query a measure left out (a NaN of its own, told apart from PyTerrier's
-#: NaN for a topic that is not judged): never shown, averaged or tested.
-LEFT_OUT = float("nan")
+#: The bits of :data:`LEFT_OUT`: a quiet NaN whose payload (``pair``) no arithmetic of anyone else's makes.
+_LEFT_OUT_BITS = 0x7FF8_0000_7061_6972
+
+#: pt.Experiment's per-query value of a judged query one of our measures left out: never shown, averaged or tested.
+#: A NaN of its own, told apart from any other NaN (PyTerrier's for a topic that is not judged, a NaN another measure
+#: gives) by its bits, which a float and a NumPy array of floats keep (:func:`left_out`).
+LEFT_OUT: float = struct.unpack("<d", struct.pack("<Q", _LEFT_OUT_BITS))[0]
+
+
+def left_out(values) -> np.ndarray:
+    """Which of ``values`` (an array, or a sequence of values) are :data:`LEFT_OUT` (not any NaN: that one)."""
+    values = np.asarray(values)
+    if values.dtype != np.float64:  # values of another kind hold no LEFT_OUT
+        return np.zeros(values.shape, dtype=bool)
+    return np.ascontiguousarray(values).view(np.uint64) == _LEFT_OUT_BITS
 
 
 class JudgedMetrics(Iterator[Metric]):
@@ -147,34 +170,44 @@ def _fallback_fills_no_pair_measure() -> None:
 
 
 def _experiment_knows_left_out_queries() -> None:
-    execution = sys.modules.get("pyterrier._evaluation._execution")
-    rendering = sys.modules.get("pyterrier._evaluation._rendering")
-    to_dict = getattr(execution, "_ir_measures_to_dict", None)
-    plain_mean = getattr(rendering, "_mean_of_measures", None)
+    modules = {name: sys.modules.get(f"pyterrier._evaluation.{name}")
+               for name in ("_execution", "_rendering", "_exec_linear", "_exec_tree", "_experiment", "_grid")}
+    execution, rendering, tree = modules["_execution"], modules["_rendering"], modules["_exec_tree"]
     renderer: Any = getattr(rendering, "RenderFromPerQuery", None)
-    if to_dict is None or plain_mean is None or not hasattr(renderer, "averages") or not hasattr(renderer, "perquery"):
+    if not all((hasattr(execution, "_ir_measures_to_dict"), hasattr(rendering, "_mean_of_measures"),
+                hasattr(renderer, "averages"), hasattr(renderer, "perquery"))):
         warnings.warn("this PyTerrier version lacks the pieces of pyterrier._evaluation that pairmeasures adapts: "
                       "pt.Experiment may average Measured(...) counts and fail on queries a measure left out; use "
                       "ir_measures.calc_aggregate, or pass degenerate='default'", RuntimeWarning, stacklevel=5)
         return
-    if to_dict not in _INSTALLED:
-        table = _with_placeholders(to_dict)
-        _INSTALLED.add(table)
-        for module in (execution, sys.modules.get("pyterrier._evaluation._exec_tree")):
-            if module is not None and getattr(module, "_ir_measures_to_dict", None) is to_dict:
-                vars(module)["_ir_measures_to_dict"] = table
-    if plain_mean not in _INSTALLED:
-        mean = _aggregated_mean(plain_mean)
-        _INSTALLED.add(mean)
-        vars(rendering)["_mean_of_measures"] = mean
-    if renderer.averages not in _INSTALLED:
-        averages = _tested_over_measured(renderer.averages)
-        _INSTALLED.add(averages)
-        renderer.averages = averages
-    if renderer.perquery not in _INSTALLED:
-        perquery = _without_placeholders(renderer.perquery)
-        _INSTALLED.add(perquery)
-        renderer.perquery = perquery
+    importers = [module for module in modules.values() if module is not None]
+    _install(execution, "_ir_measures_to_dict", _with_placeholders, importers)
+    _install(rendering, "_mean_of_measures", _aggregated_mean)
+    _install(renderer, "averages", _tested_over_measured)
+    _install(renderer, "perquery", _without_placeholders)
+    batched = [_install(execution, "_run_and_evaluate", _run_in_batches, importers),
+               _install(tree, "tree_execution", _tree_in_batches, importers)]
+    _install(getattr(tree, "TransformerRadixTree", None), "traverse", _each_system_apart)
+    if not all(batched):
+        warnings.warn("this PyTerrier version lacks the pieces of pyterrier._evaluation that pairmeasures adapts for "
+                      "batch_size: pt.Experiment(..., batch_size=N) may fail on a batch without judged topics; leave "
+                      "batch_size out", RuntimeWarning, stacklevel=5)
+
+
+def _install(owner: Any, name: str, adapt: Callable[[Callable], Callable], importers: Iterable[Any] = ()) -> bool:
+    """Replace ``owner.name`` (a module's function or a class's method) by ``adapt(it)``, once, also in the
+    ``importers`` (modules that imported it by name); ``False`` when there is none."""
+    original = getattr(owner, name, None) if owner is not None else None
+    if original is None:
+        return False
+    if original in _INSTALLED:
+        return True
+    adapted = adapt(original)
+    _INSTALLED.add(adapted)
+    for target in (owner, *importers):
+        if vars(target).get(name) is original:
+            setattr(target, name, adapted)
+    return True
 
 
 def _with_placeholders(to_dict: Callable) -> Callable:
@@ -239,12 +272,14 @@ def _tested_over_measured(averages: Callable) -> Callable:
 
 
 def _over_measured(test: Callable) -> Callable:
-    """``test(system, baseline)`` over the queries where both have a value (all of them: unchanged)."""
+    """``test(system, baseline)`` over the queries where both have a value: pairs holding :data:`LEFT_OUT` (one of our
+    measures left the query out) are dropped; where there is none, the test gets what PyTerrier gave it."""
 
     def paired(values, baseline):
-        values, baseline = np.asarray(values, dtype=np.float64), np.asarray(baseline, dtype=np.float64)
-        both = ~(np.isnan(values) | np.isnan(baseline))
-        return test(values, baseline) if both.all() else test(values[both], baseline[both])
+        kept = ~(left_out(values) | left_out(baseline))
+        if kept.all():
+            return test(values, baseline)
+        return test(np.asarray(values, dtype=np.float64)[kept], np.asarray(baseline, dtype=np.float64)[kept])
 
     return paired
 
@@ -262,17 +297,84 @@ def _without_placeholders(perquery: Callable) -> Callable:
                 result = {system: {qid: dict(row) for qid, row in rows.items() if row}
                           for system, rows in result.items()}
             return result
-        finally:
-            for row, name in hidden:
-                row[name] = LEFT_OUT
+        finally:  # each row as it was, its measures in their order (the means of perquery='both' read them next)
+            for row, whole in hidden:
+                row.clear()
+                row.update(whole)
 
     return without_left_out
 
 
-def _take_placeholders(per_system: dict) -> list[tuple[dict, Any]]:
-    """Remove every :data:`LEFT_OUT` value from the per-query tables, in place; what was removed, to put it back."""
-    hidden = [(row, name) for rows in per_system.values() for row in rows.values()
-              for name, value in row.items() if value is LEFT_OUT]
-    for row, name in hidden:
-        del row[name]
+def _take_placeholders(per_system: dict) -> list[tuple[dict, dict]]:
+    """Remove every :data:`LEFT_OUT` value from the per-query tables, in place; each row changed, with a copy of it
+    as it was, to put it back."""
+    hidden = [(row, dict(row)) for rows in per_system.values() for row in rows.values()
+              if any(value is LEFT_OUT for value in row.values())]
+    for row, whole in hidden:
+        for name, value in whole.items():
+            if value is LEFT_OUT:
+                del row[name]
     return hidden
+
+
+def _without_left_out(table: dict) -> dict:
+    """A per-query table (query -> measure -> value) without :data:`LEFT_OUT` values, nor rows left empty."""
+    rows = {qid: {name: value for name, value in row.items() if value is not LEFT_OUT} for qid, row in table.items()}
+    return {qid: row for qid, row in rows.items() if row}
+
+
+def _run_in_batches(run_and_evaluate: Callable) -> Callable:
+    """PyTerrier's ``_run_and_evaluate`` (one system, in the linear plan and ``GridScan``), whose batches
+    (``batch_size=N``, a pipeline: a frame of results is evaluated whole) run inside :func:`evaluating_in_batches`.
+    Its one caller without topics, ``pt.Evaluate(..., perquery=True)``, gets no :data:`LEFT_OUT` placeholders."""
+    signature = inspect.signature(run_and_evaluate)
+
+    @functools.wraps(run_and_evaluate)
+    def run_and_evaluate_in_batches(*args, **kwargs):
+        import pandas as pd
+
+        given = signature.bind_partial(*args, **kwargs).arguments
+        if given.get("batch_size") is not None and not isinstance(given.get("system"), pd.DataFrame):
+            with evaluating_in_batches():
+                return run_and_evaluate(*args, **kwargs)
+        time, values = run_and_evaluate(*args, **kwargs)
+        if given.get("topics") is None and given.get("perquery"):
+            values = _without_left_out(values)
+        return time, values
+
+    return run_and_evaluate_in_batches
+
+
+def _tree_in_batches(tree_execution: Callable) -> Callable:
+    """PyTerrier's ``tree_execution`` (``plan='tree'``), whose batches (``batch_size=N``) of every system run inside
+    :func:`evaluating_in_batches`."""
+    signature = inspect.signature(tree_execution)
+
+    @functools.wraps(tree_execution)
+    def tree_execution_in_batches(*args, **kwargs):
+        if signature.bind_partial(*args, **kwargs).arguments.get("batch_size") is None:
+            return tree_execution(*args, **kwargs)
+        with evaluating_in_batches():
+            return tree_execution(*args, **kwargs)
+
+    return tree_execution_in_batches
+
+
+def _each_system_apart(traverse: Callable) -> Callable:
+    """``TransformerRadixTree.traverse``, whose evaluation of each system in a batch is booked to that system (the
+    tree plan evaluates every system on each batch in turn)."""
+
+    @functools.wraps(traverse)
+    def traverse_each_system_apart(self, *args, eval_callback: Optional[Callable] = None, **kwargs):
+        batches = current_batches()
+        if batches is None or eval_callback is None:
+            return traverse(self, *args, eval_callback=eval_callback, **kwargs)
+        evaluate = eval_callback
+
+        def evaluate_system(results, system, *more, **options):
+            with batches.evaluating(system):
+                return evaluate(results, system, *more, **options)
+
+        return traverse(self, *args, eval_callback=evaluate_system, **kwargs)
+
+    return traverse_each_system_apart

@@ -7,7 +7,8 @@ from ir_measures import measures
 
 from ..math import DEGENERATE_GROUP_FAIRNESS, group_fairness_lists, prefix_sum
 from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
-from .ranked import RankedLists, RunInputError, in_pyterrier_batch
+from .batches import check_whole_run
+from .ranked import RankedLists, RunInputError
 from .registry import register_builtin
 from .sideinputs import label_key
 
@@ -45,6 +46,11 @@ class GroupFairnessMeasure(PairMeasure):
     def compute_cutoffs(self, lists: RankedLists, cutoffs) -> list[MeasureValues]:
         return self._compute_prefixes(lists, lists.prefix_lengths(cutoffs))
 
+    def _no_protected_document(self, seen: list) -> RunInputError:
+        groups = ", ".join(repr(group) for group in seen)
+        return RunInputError(f"{self}: no document has group {label_key(self.param('protected'))!r}; groups seen: "
+                             f"{groups}. Name one of them as protected= (labels compare as text, case included)")
+
     def _compute_prefixes(self, lists: RankedLists, prefixes: np.ndarray) -> list[MeasureValues]:
         """One result per column of ``prefixes`` ``(queries, J)``: the values of the top ``prefixes[q, j]``
         documents of each list, each prefix normalised over its own documents."""
@@ -62,10 +68,10 @@ class GroupFairnessMeasure(PairMeasure):
             mask = codes == wanted[0] if wanted.size else np.zeros(codes.size, dtype=bool)
             for j in range(prefixes.shape[1]):
                 within = position < prefixes[lists.row_query, j]
-                if within.any() and not mask[within].any() and not in_pyterrier_batch():  # a batch sees part of the run
-                    seen = ", ".join(repr(u) for u in sorted(uniques[np.unique(codes[within])]))
-                    raise RunInputError(f"{self}: no document has group {label_key(protected)!r}; groups seen: {seen}. "
-                                        "Name one of them as protected= (labels compare as text, case included)")
+                if within.any():  # in pt.Experiment(batch_size=N), decided once every batch was seen
+                    found = bool(mask[within].any())
+                    seen = () if found else uniques[np.unique(codes[within])]
+                    check_whole_run((str(self), j), found, seen, self._no_protected_document)
             result = self._run(mask, lists.offsets, prefixes)
             protected_count = np.rint(prefix_sum(mask, lists.offsets, prefixes))
             results = []

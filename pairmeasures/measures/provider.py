@@ -20,6 +20,7 @@ from ir_measures.measures import Measure
 from ir_measures.util import QrelsConverter, RunConverter
 
 from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure
+from .batches import in_batches
 from .frameworks import JudgedMetrics, adapt_frameworks, adapt_when_loaded
 from .ranked import (
     QrelsLookup,
@@ -27,7 +28,6 @@ from .ranked import (
     RunInputError,
     build_ranked_lists,
     id_problem,
-    in_pyterrier_batch,
     missing_columns_problem,
     relevance_problem,
     user_stacklevel,
@@ -77,7 +77,7 @@ class PairEvaluator(providers.Evaluator):
         problem = missing_columns_problem(frame.columns, "qrels")
         if problem:
             raise ValueError(f"{names}: {problem}")
-        if len(frame) == 0 and not in_pyterrier_batch():
+        if len(frame) == 0 and not in_batches():  # a batch of pt.Experiment(batch_size=N) may hold no judged topic
             raise ValueError(f"{names}: the qrels are empty, so there is nothing to evaluate against; "
                              "pass the judgements of the queries to evaluate")
         problem = id_problem(frame, "qrels") or relevance_problem(frame)

@@ -22,7 +22,7 @@ from ..math import list_index, list_lengths
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["RankedLists", "build_ranked_lists", "RunInputError", "in_pyterrier_batch", "user_stacklevel"]
+__all__ = ["RankedLists", "build_ranked_lists", "RunInputError", "user_stacklevel"]
 
 
 class RunInputError(ValueError):
@@ -202,22 +202,6 @@ def user_stacklevel() -> int:
     while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in _EVALUATING_PACKAGES:
         frame, level = frame.f_back, level + 1
     return level if frame is not None else 1
-
-
-def in_pyterrier_batch() -> bool:
-    """Whether ``pt.Experiment(..., batch_size=N)`` is evaluating: it gives the evaluator one batch of topics at a
-    time with the qrels of that batch alone (empty for a batch of unjudged topics), so checks that need the
-    whole run or all qrels must not fire there. Recognised by its frame on the call stack (PyTerrier 1.x)."""
-    import sys
-    from types import FrameType
-
-    frame: Optional[FrameType] = sys._getframe(1)
-    while frame is not None:
-        if (frame.f_code.co_name == "_run_and_evaluate" and frame.f_globals.get("__name__", "").startswith("pyterrier.")
-                and frame.f_locals.get("batch_size") is not None):
-            return True
-        frame = frame.f_back
-    return False
 
 
 def _first_rows(run: "pd.DataFrame", rows: np.ndarray, limit: int = 3) -> str:
