@@ -486,9 +486,10 @@ def test_the_demo_report_reads_as_named_tables_marks_sentences_and_one_figure_ea
     shown = summary[summary["measure"].isin(board["measures"])]
     assert leaderboard.count("<sup>†</sup>") == int(shown["reject"].sum()) > 0  # the significant ones, marked
     statistics = section_of(html, "Statistics")
-    tiny = shown[shown["p_value"] < 5e-5]["p_value"]
-    assert len(tiny) and all(f"{p:.1e}<sup>†</sup>" in statistics for p in tiny)  # not 0.0000
-    assert not re.search(r">0\.0000(<sup>|</td>)", statistics.split("p (holm)")[1].split("</tr>")[0])
+    tiny = shown[shown["p_corrected"] < 5e-5]
+    assert len(tiny) and all(f"{p:.1e}<sup>†</sup>" in statistics for p in tiny["p_corrected"])  # not 0.0000
+    assert all(f"<td class=num>{p:.1e}</td>" in statistics for p in tiny["p_value"])  # uncorrected: no mark
+    assert not re.search(r">0\.0000(<sup>|</td>)", statistics.split("p holm-corrected")[1].split("</tr>")[0])
     trade = section_of(html, "DuoGreedy vs MMR")
     assert re.search(r"Losing at most 0.01 nDCG@10: DuoGreedy reaches Duo@10 \d\.\d{3} \(λ = [\d.]+, nDCG@10 \d\.\d{3}"
                      r"(; no λ loses more)?\) and MMR \d\.\d{3} \(λ = ", trade)
@@ -577,5 +578,5 @@ def test_leaderboard_tables_hold_six_measures_at_most_and_keep_the_leaderboards_
     assert [len(frame.columns) - 1 for _, frame in tables] == [1, 6, 1, 1]
     cell = tables[1][1].iloc[1, 1]
     assert cell.value == 0.6 and cell.mark == "†" and cell.note == "29" and cell.strong is False
-    assert "p = 1e-09 (holm)" in cell.hint and tables[0][1].iloc[1, 1].strong and tables[0][1].iloc[1, 1].note == ""
+    assert "t-test p = 1e-09 uncorrected" in cell.hint and tables[0][1].iloc[1, 1].strong and tables[0][1].iloc[1, 1].note == ""
     assert list(tables[3][1].columns) == ["system", "|ΔA-PRF| ↓"]
