@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import unicodedata
+from html import unescape as html_unescape
 from pathlib import Path
 
 import pandas as pd
@@ -179,7 +180,8 @@ def test_the_report_bolds_only_means_over_the_same_queries(work, first):
 def test_the_report_says_which_statistics_are_corrected(work, first):
     html = (work / "audit" / "report.html").read_text(encoding="utf-8")
     statistics = section(html, "Statistics")
-    assert "p uncorrected" in statistics and "p holm-corrected" in statistics
+    assert "(p: the t-test's, uncorrected; p holm-corrected: after the correction, † at most 0.05)" in \
+        html_unescape(statistics) and '<th class=num scope="col">p holm-corrected</th>' in statistics
     assert "The 95% intervals are per comparison: none is corrected for the other comparisons" in statistics
     summary = pd.read_csv(work / "audit" / "summary.csv")
     tested = summary[summary["system"] == "part"].set_index("measure")

@@ -428,6 +428,7 @@ def demo(tmp_path_factory) -> dict:
     import json
 
     return {"out": out, "log": log.read_text(encoding="utf-8"), "html": (out / "report.html").read_text(encoding="utf-8"),
+            "stdout": done.stdout,
             "manifest": json.loads((out / "manifest.json").read_text()),
             "board": json.loads((out / "leaderboard.json").read_text()), "summary": pd.read_csv(out / "summary.csv")}
 
@@ -441,6 +442,27 @@ def test_an_audit_logging_to_a_file_writes_its_progress_as_lines(demo):
     assert embedding and any("100%" in line for line in embedding), log[-2000:]
     assert any(line.startswith("systems:") and "0/3" in line for line in lines)
     assert any(line.startswith("systems:") and "3/3" in line for line in lines)
+
+
+def test_the_demo_prints_a_leaderboard_that_fits_100_columns_with_the_reports_marks(demo):
+    """What ``make demo`` prints through a pipe: no line over 100 columns (the header of the whole table is 450), every
+    measure with its mean and a † exactly where the report has one, and where the whole table is."""
+    from pairmeasures.apps.audit.plan import label
+
+    printed, summary, board = demo["stdout"], demo["summary"], demo["board"]
+    assert max(len(line) for line in printed.splitlines()) <= 100, printed
+    assert len((demo["out"] / "leaderboard.md").read_text().splitlines()[0]) > 300  # the file keeps every column
+    for measure, facts in board["measures"].items():
+        assert label(measure, facts["direction"]) in printed
+    shown = summary[summary["measure"].isin(board["measures"])]
+    table = re.split(r"\n\n(?:† |Duo axis)", printed)[0]  # the legend and notes follow the blocks
+    assert table.count("†") == int(shown["reject"].sum()) > 0
+    assert table.count("<sup>†</sup>") == 0 and section_of(demo["html"], "Leaderboard").count("<sup>†</sup>") == \
+        table.count("†")
+    rows = [line for line in table.splitlines() if line.startswith("bm25>>dense>>duogreedy(0.5) ")]
+    duo = summary[(summary.system == "bm25>>dense>>duogreedy(0.5)") & (summary.measure == "Duo@10")].iloc[0]
+    assert any(f"{duo['mean']:.4f}† ({int(duo['n'])})" in row for row in rows)
+    assert f"Every column, with intervals: {demo['out'] / 'leaderboard.md'}" in " ".join(printed.split())
 
 
 def test_the_manifest_records_what_ran_every_input_and_embedding_as_its_own_step(demo):

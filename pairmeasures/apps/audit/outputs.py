@@ -237,7 +237,9 @@ def _report(work: Path, results: Results, profile: "Profile", statistics: dict, 
                             f"pt.Experiment's paired t-test against {baseline}, uncorrected and {correction}-corrected, "
                             f"over the queries every system measured ({views.MARK}: significant at α = 0.05 after the "
                             "correction).\n\n" + views.mixed_signals_text(results.summary, baseline, correction),
-                            tables=[("every measure and system", views.statistics_table(results.summary, correction))]))
+                            tables=[(f"every measure and system (p: the t-test's, uncorrected; p {correction}-corrected: "
+                                     f"after the correction, {views.MARK} at most 0.05)",
+                                     views.statistics_table(results.summary, correction))]))
     if profile.corpus.is_folder:
         where = dataset_record(profile, paths)[1]
         kind = "a folder, " + ("its absolute path" if paths.describe() == "absolute" else

@@ -168,6 +168,7 @@ def fitted_leaderboard(result: dict, width: Optional[int] = None) -> str:
                       "the mean itself).")
     out = result["out"]
     legend.append(f"Every column, with intervals: {out / 'leaderboard.md'}; the report: {out / 'report.html'}")
-    wrapped = [textwrap.fill(text, width=max(width, 20), break_on_hyphens=False, break_long_words=False)
+    wrapped = [textwrap.fill(text.replace(" = ", "\x1f=\x1f"), width=max(width, 20), break_on_hyphens=False,
+                             break_long_words=False).replace("\x1f", " ")  # "α = 0.05" stays on one line
                for text in [*notes, *legend]]
     return "\n".join(lines) + "\n\n" + "\n".join(wrapped) + "\n"

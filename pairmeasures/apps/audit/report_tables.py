@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from ..report import Cell
+from ..report import Cell, number_text
 from .plan import label
 
 if TYPE_CHECKING:
@@ -168,8 +168,8 @@ def leaderboard_tables(leaderboard: "pd.DataFrame", summary: "pd.DataFrame", sho
 
 
 def statistics_table(summary: "pd.DataFrame", correction: str) -> "pd.DataFrame":
-    """The statistics one row per measure and system: n and excluded, the mean and its 95% interval, the difference
-    to the baseline and its interval (per comparison), and the t-test's p-value uncorrected and corrected with
+    """The statistics one row per measure and system: n and excluded, the mean with its 95% interval, the difference
+    to the baseline with its interval (per comparison), and the t-test's p-value uncorrected and corrected with
     ``correction`` (small ones in scientific notation), the corrected one with a dagger where the difference is
     significant."""
     import pandas as pd
@@ -178,12 +178,13 @@ def statistics_table(summary: "pd.DataFrame", correction: str) -> "pd.DataFrame"
         {m: i for i, m in enumerate(dict.fromkeys(summary["measure"]))}))
     return pd.DataFrame({
         "measure": frame["measure"].to_numpy(), "system": frame["system"].to_numpy(), "n": frame["n"].to_numpy(),
-        "excluded": frame["excluded"].to_numpy(), "mean": frame["mean"].to_numpy(dtype=float),
-        "95% CI": [Cell(_interval(float(lo), float(hi))) for lo, hi in zip(frame["low"], frame["high"])],
-        "Δ baseline": [Cell("" if math.isnan(d) else f"{d:+.4f}") for d in frame["diff"].astype(float)],
-        "Δ 95% CI": [Cell(_interval(float(lo), float(hi), signed=True))
-                     for lo, hi in zip(frame["diff_low"], frame["diff_high"])],
-        "p uncorrected": [Cell(float(p)) for p in frame["p_value"]],
+        "excluded": frame["excluded"].to_numpy(),
+        "mean [95% CI]": [Cell(f"{number_text(float(m))} {_interval(float(lo), float(hi))}".strip())
+                          for m, lo, hi in zip(frame["mean"], frame["low"], frame["high"])],
+        "Δ baseline [95% CI]": [Cell("" if math.isnan(d) else
+                                     f"{d:+.4f} {_interval(float(lo), float(hi), signed=True)}".strip())
+                                for d, lo, hi in zip(frame["diff"].astype(float), frame["diff_low"], frame["diff_high"])],
+        "p": [Cell(float(p)) for p in frame["p_value"]],  # uncorrected: the caption says so
         f"p {correction}-corrected": [Cell(float(p), mark=MARK if bool(r) else "") for p, r in zip(
             frame["p_corrected"] if "p_corrected" in frame.columns else [math.nan] * len(frame), frame["reject"])],
     })
