@@ -90,7 +90,7 @@ def test_the_printed_leaderboard_fits_a_pipe_with_marks_counts_and_the_common_me
     rejects, a bias mean with its (n), the means over the queries both systems measured only where a system measured
     other queries too; and where the whole table is. leaderboard.md keeps every column."""
     lines = first.stdout.splitlines()
-    assert lines and max(map(width, lines)) <= 100, first.stdout
+    assert lines and max(map(width, lines)) <= 100 and all(line == line.rstrip() for line in lines), first.stdout
     summary = pd.read_csv(work / "audit" / "summary.csv").set_index(["system", "measure"])
     table = table_lines(first.stdout)
     assert table[0].split() == ["system", "nDCG@10", "↑", "rKL@10", "↓", "(n)", "on", "2", "rND@10", "↓", "(n)", "on", "2"]

@@ -154,7 +154,8 @@ def fitted_leaderboard(result: dict, width: Optional[int] = None) -> str:
         if lines:
             lines.append("")
         lines.append(_pad("system", first, left=True) + "".join(" " * GAP + _pad(c.header, c.width) for c in columns))
-        lines += [_pad(system, first, left=True) + "".join(" " * GAP + _pad(c.cells[i], c.width) for c in columns)
+        lines += [(_pad(system, first, left=True) + "".join(" " * GAP + _pad(c.cells[i], c.width)
+                                                             for c in columns)).rstrip()
                   for i, system in enumerate(systems)]
     legend = [f"{MARK} differs from {baseline}'s mean (paired t-test over the queries every system measured, "
               f"{correction}-corrected, α = 0.05)."]
