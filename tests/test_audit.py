@@ -78,7 +78,7 @@ def test_leaderboard_schema_per_query_and_excluded(folder, runs, tmp_path):
                  "mixed", "--measures", "nDCG@10", "rKL@10", "--resamples", "200", "--out", str(out), cache=tmp_path / "c")
     assert "rKL@10 ↓" in done.stdout and "report.html" in done.stdout
     board = json.loads((out / "leaderboard.json").read_text())
-    assert board["dataset"] == str(folder) and set(board["systems"]) == {"clustered", "mixed"}
+    assert board["dataset"] == "../debates" and set(board["systems"]) == {"clustered", "mixed"}  # relative to --out
     assert set(board["systems"]["mixed"]) == {"nDCG@10", "rKL@10"}
     assert board["measures"]["rKL@10"]["direction"] == "lower-fairer"
     assert board["measures"]["rKL@10"]["measured"] == {"clustered": 3, "mixed": 2}
@@ -105,12 +105,12 @@ def test_leaderboard_schema_per_query_and_excluded(folder, runs, tmp_path):
     assert manifest["measures"]["rKL@10"]["evaluated"] == "rKL@10"  # the string shown, with the library's defaults
     assert board["measures"]["rKL@10"]["evaluated"] == "rKL@10"
     # the systems measured different queries: the leaderboard compares them on the two both measured too
-    assert "rKL@10 ↓ on 2 common queries" in done.stdout
+    assert "rKL@10 ↓ on 2 common queries" in (out / "leaderboard.md").read_text() and "on 2" in done.stdout
     common = summary[summary.measure == "rKL@10"].set_index("system")
     both = per_query[(per_query.measure == "rKL@10") & (per_query.qid != "q3")].groupby("system")["value"].mean()
     assert list(common["common_n"]) == [2, 2]
     assert common["common_mean"].to_dict() == pytest.approx(both.to_dict())
-    assert "nDCG@10 on" not in done.stdout  # every system has every query's nDCG@10
+    assert "nDCG@10 ↑ on" not in (out / "leaderboard.md").read_text()  # every system has every query's nDCG@10
     assert manifest["cache"]["hits"] == 0 and manifest["cache"]["misses"] == 2
     assert set(manifest["cache"]["evaluations"].values()) == {"miss"}
     html = (out / "report.html").read_text()
@@ -337,10 +337,13 @@ def test_gendered_dataset_gets_delta_a_prf_next_to_the_measures(tmp_path):
     # The signed value's bootstrap interval over queries (100 resamples of 2 queries), in the JSON and the table.
     low, high = board["delta_a_prf"]["uneven"]["interval"]
     assert 0.0 <= low <= 0.25 <= high <= 0.5
-    assert "ΔA-PRF 95% CI" in done.stdout and f"[{low:+.4f}, {high:+.4f}]" in done.stdout
-    assert "| ΔA-PRF ↕ |" in done.stdout and "|ΔA-PRF|" not in done.stdout
-    row = next(line for line in done.stdout.splitlines() if line.startswith("| uneven "))
+    table = (out / "leaderboard.md").read_text()  # the whole table: the interval too
+    assert "ΔA-PRF 95% CI" in table and f"[{low:+.4f}, {high:+.4f}]" in table
+    assert "| ΔA-PRF ↕ |" in table and "|ΔA-PRF|" not in table
+    row = next(line for line in table.splitlines() if line.startswith("| uneven "))
     assert "| 0.2500 |" in row and f"[{low:+.4f}, {high:+.4f}]" in row  # the signed value beside its interval
+    printed = next(line for line in done.stdout.splitlines() if line.startswith("uneven "))
+    assert "ΔA-PRF ↕" in done.stdout and printed.endswith(" 0.2500")  # printed: the value, the interval in the file
     assert board["delta_a_prf"]["uneven"]["value"] == pytest.approx(0.25)
 
 

@@ -428,6 +428,7 @@ def demo(tmp_path_factory) -> dict:
     import json
 
     return {"out": out, "log": log.read_text(encoding="utf-8"), "html": (out / "report.html").read_text(encoding="utf-8"),
+            "stdout": done.stdout,
             "manifest": json.loads((out / "manifest.json").read_text()),
             "board": json.loads((out / "leaderboard.json").read_text()), "summary": pd.read_csv(out / "summary.csv")}
 
@@ -441,6 +442,27 @@ def test_an_audit_logging_to_a_file_writes_its_progress_as_lines(demo):
     assert embedding and any("100%" in line for line in embedding), log[-2000:]
     assert any(line.startswith("systems:") and "0/3" in line for line in lines)
     assert any(line.startswith("systems:") and "3/3" in line for line in lines)
+
+
+def test_the_demo_prints_a_leaderboard_that_fits_100_columns_with_the_reports_marks(demo):
+    """What ``make demo`` prints through a pipe: no line over 100 columns (the header of the whole table is 450), every
+    measure with its mean and a † exactly where the report has one, and where the whole table is."""
+    from pairmeasures.apps.audit.plan import label
+
+    printed, summary, board = demo["stdout"], demo["summary"], demo["board"]
+    assert max(len(line) for line in printed.splitlines()) <= 100, printed
+    assert len((demo["out"] / "leaderboard.md").read_text().splitlines()[0]) > 300  # the file keeps every column
+    for measure, facts in board["measures"].items():
+        assert label(measure, facts["direction"]) in printed
+    shown = summary[summary["measure"].isin(board["measures"])]
+    table = re.split(r"\n\n(?:† |Duo axis)", printed)[0]  # the legend and notes follow the blocks
+    assert table.count("†") == int(shown["reject"].sum()) > 0
+    assert table.count("<sup>†</sup>") == 0 and section_of(demo["html"], "Leaderboard").count("<sup>†</sup>") == \
+        table.count("†")
+    rows = [line for line in table.splitlines() if line.startswith("bm25>>dense>>duogreedy(0.5) ")]
+    duo = summary[(summary.system == "bm25>>dense>>duogreedy(0.5)") & (summary.measure == "Duo@10")].iloc[0]
+    assert any(f"{duo['mean']:.4f}† ({int(duo['n'])})" in row for row in rows)
+    assert f"Every column, with intervals: {demo['out'] / 'leaderboard.md'}" in " ".join(printed.split())
 
 
 def test_the_manifest_records_what_ran_every_input_and_embedding_as_its_own_step(demo):
@@ -486,9 +508,10 @@ def test_the_demo_report_reads_as_named_tables_marks_sentences_and_one_figure_ea
     shown = summary[summary["measure"].isin(board["measures"])]
     assert leaderboard.count("<sup>†</sup>") == int(shown["reject"].sum()) > 0  # the significant ones, marked
     statistics = section_of(html, "Statistics")
-    tiny = shown[shown["p_value"] < 5e-5]["p_value"]
-    assert len(tiny) and all(f"{p:.1e}<sup>†</sup>" in statistics for p in tiny)  # not 0.0000
-    assert not re.search(r">0\.0000(<sup>|</td>)", statistics.split("p (holm)")[1].split("</tr>")[0])
+    tiny = shown[shown["p_corrected"] < 5e-5]
+    assert len(tiny) and all(f"{p:.1e}<sup>†</sup>" in statistics for p in tiny["p_corrected"])  # not 0.0000
+    assert all(f"<td class=num>{p:.1e}</td>" in statistics for p in tiny["p_value"])  # uncorrected: no mark
+    assert not re.search(r">0\.0000(<sup>|</td>)", statistics.split("p holm-corrected")[1].split("</tr>")[0])
     trade = section_of(html, "DuoGreedy vs MMR")
     assert re.search(r"Losing at most 0.01 nDCG@10: DuoGreedy reaches Duo@10 \d\.\d{3} \(λ = [\d.]+, nDCG@10 \d\.\d{3}"
                      r"(; no λ loses more)?\) and MMR \d\.\d{3} \(λ = ", trade)
@@ -577,5 +600,5 @@ def test_leaderboard_tables_hold_six_measures_at_most_and_keep_the_leaderboards_
     assert [len(frame.columns) - 1 for _, frame in tables] == [1, 6, 1, 1]
     cell = tables[1][1].iloc[1, 1]
     assert cell.value == 0.6 and cell.mark == "†" and cell.note == "29" and cell.strong is False
-    assert "p = 1e-09 (holm)" in cell.hint and tables[0][1].iloc[1, 1].strong and tables[0][1].iloc[1, 1].note == ""
+    assert "t-test p = 1e-09 uncorrected" in cell.hint and tables[0][1].iloc[1, 1].strong and tables[0][1].iloc[1, 1].note == ""
     assert list(tables[3][1].columns) == ["system", "|ΔA-PRF| ↓"]

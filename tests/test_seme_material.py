@@ -133,6 +133,10 @@ def test_demo_material_has_every_page_field(demo):
     assert manifest["polarity"]["positive"] == "support" and manifest["measures"]["mu_duo"] == "Duo(signed=True)@10"
     assert set(manifest["dataset"]["files_sha256"]) >= {"corpus.jsonl", "labels.tsv", "queries.jsonl"}
     assert manifest["queries"]["selected"] == 12 and manifest["queries"]["seed"] == 3
+    # paths as the material's folder sees them: the embedded corpus by its place in the package, not this machine's
+    assert document["dataset"] == manifest["dataset"]["source"] == "<pairmeasures>/demo/debates"
+    assert manifest["paths"].startswith("relative to this folder") and not manifest["cwd"].startswith("/")
+    assert (out.parent / manifest["cwd"]).resolve() == Path.cwd().resolve()
 
 
 def test_demo_orderings_are_the_most_and_least_biased(demo):

@@ -73,6 +73,11 @@ def test_p_values_and_rejections_equal_pt_experiment(seed, correction):
         for system in ("x", "y"):
             assert tests.loc[(system, str(measure)), "p_value"] == table.loc[system, f"{measure} p-value"]
             assert tests.loc[(system, str(measure)), "reject"] == bool(table.loc[system, f"{measure} reject"])
+            # the adjusted p-value, pt.Experiment's "p-value corrected": reject exactly where it is at most alpha
+            corrected = tests.loc[(system, str(measure)), "p_corrected"]
+            assert corrected == pytest.approx(table.loc[system, f"{measure} p-value corrected"], rel=1e-12)
+            assert corrected >= tests.loc[(system, str(measure)), "p_value"]
+            assert tests.loc[(system, str(measure)), "reject"] == (corrected <= 0.05)
     assert tests["p_value"].between(0, 1).all()
 
 

@@ -1,7 +1,9 @@
-"""Provenance of an audit: versions, checksums, timings and cache hits, written beside the results."""
+"""Provenance of an audit: versions, checksums, timings and cache hits, written beside the results; paths in it
+written relative to the folder it lies in (:class:`PathRecord`), so that it reads the same on another machine."""
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 import time
@@ -12,7 +14,58 @@ from typing import Any, Iterator, Optional
 
 from ..sideinfo.memo import sha256_file
 
-__all__ = ["Manifest", "sha256_file", "versions", "embedding_seconds", "embedded_counts"]
+__all__ = ["Manifest", "PathRecord", "sha256_file", "versions", "embedding_seconds", "embedded_counts"]
+
+
+#: The installed package's folder, as a record writes paths inside it (the embedded demo corpus, say).
+PACKAGE = "<pairmeasures>"
+
+
+@dataclass(frozen=True)
+class PathRecord:
+    """How a record written into ``folder`` (an output folder; None: none known) writes a path of this machine:
+    relative to ``folder`` (``..`` is the folder that holds it), so that the record reads the same wherever the
+    folder and what it names are copied together; a path inside the installed package as ``<pairmeasures>/...``; a
+    path under the user's home folder, where ``folder`` shares no other folder with it, as ``~/...``. With
+    ``absolute`` (``--absolute-paths``), or without a ``folder``, the absolute path."""
+
+    folder: Optional[Path] = None
+    absolute: bool = False
+
+    def __call__(self, path: str | os.PathLike) -> str:
+        target = Path(path).expanduser().resolve()
+        if self.absolute or self.folder is None:
+            return str(target)
+        inside = _below(target, Path(__file__).resolve().parents[1])
+        if inside is not None:
+            return f"{PACKAGE}/{inside}" if inside != "." else PACKAGE
+        folder = Path(self.folder).expanduser().resolve()
+        try:
+            common = Path(os.path.commonpath([target, folder]))
+        except ValueError:  # another drive: no relative path leads there
+            return str(target)
+        if common == Path(common.anchor):  # nothing in common but the root: the home folder, where it applies
+            try:
+                home = _below(target, Path.home().resolve())
+            except (RuntimeError, KeyError):  # no home folder known
+                home = None
+            if home is not None:
+                return "~" if home == "." else f"~/{home}"
+        return Path(os.path.relpath(target, folder)).as_posix()
+
+    def describe(self) -> str:
+        """How the record's paths are written, in words (the manifest's ``paths``)."""
+        if self.absolute or self.folder is None:
+            return "absolute"
+        return f"relative to this folder ({PACKAGE}: the installed pairmeasures package, ~: the home folder)"
+
+
+def _below(path: Path, folder: Path) -> Optional[str]:
+    """``path`` relative to ``folder`` (POSIX), or None when it is not inside it."""
+    try:
+        return path.relative_to(folder).as_posix()
+    except ValueError:
+        return None
 
 
 def versions(modules: Optional[Any] = None) -> dict:
@@ -55,7 +108,8 @@ def embedded_counts() -> dict:
 
 @dataclass
 class Manifest:
-    """What an audit records about itself; :meth:`step` times a step, :meth:`as_dict` is the JSON.
+    """What an audit records about itself; :meth:`step` times a step, :meth:`as_dict` is the JSON, its paths (``cwd``:
+    where the command ran) written as ``paths`` says (:class:`PathRecord`).
 
     ``apart``: work booked as a step of its own wherever it happens (name -> a clock of the seconds spent on it so far
     in the process; by default ``embedding``): a step's time leaves it out, and ``timings`` has its total since the
@@ -67,6 +121,7 @@ class Manifest:
     (:meth:`embedding_reason`)."""
 
     command: list = field(default_factory=lambda: list(sys.argv))
+    paths: PathRecord = field(default_factory=PathRecord)
     record: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
     cache: dict = field(default_factory=lambda: {"hits": 0, "misses": 0, "systems": {}})
@@ -125,5 +180,6 @@ class Manifest:
         return timings
 
     def as_dict(self) -> dict:
-        return {"command": self.command, "cwd": str(Path.cwd()), "versions": versions(), **self.record,
+        return {"command": self.command, "cwd": self.paths(Path.cwd()), "paths": self.paths.describe(),
+                "versions": versions(), **self.record,
                 "timings_s": self.timings_s(), "cache": self.cache, "embedded": self.embedded()}

@@ -5,7 +5,9 @@ For each measure, the test runs over the queries every system measured (a paired
 ``s`` gets ``scipy.stats.ttest_rel(x_s, x_baseline)`` (the two-sided paired t-test, pt.Experiment's default ``test``),
 and the p-values of the non-baseline systems of one measure are corrected together with
 ``statsmodels.stats.multitest.multipletests(p, alpha, method=correction)``, as pt.Experiment corrects each measure
-column. ``p_value`` is the uncorrected p (pt.Experiment's ``p-value`` column), ``reject`` the corrected decision.
+column. ``p_value`` is the uncorrected p (pt.Experiment's ``p-value`` column), ``p_corrected`` the p-value adjusted
+for the correction (its ``p-value corrected`` column: ``reject`` is ``p_corrected <= alpha``), ``reject`` the corrected
+decision.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ __all__ = ["paired_tests"]
 
 def paired_tests(per_query: "pd.DataFrame", baseline: str, correction: Optional[str] = "holm",
                  alpha: float = 0.05) -> "pd.DataFrame":
-    """Columns ``system, measure, p_value, reject, n`` for every non-baseline system and measure measured on at least
+    """Columns ``system, measure, p_value, p_corrected, reject, n`` for every non-baseline system and measure measured on at least
     two queries by every system (``n``: those queries). ``per_query``: columns ``system, qid, measure, value`` (a
     query a measure excluded has no row). ``correction``: a ``multipletests`` method (``'holm'``, ``'bonferroni'``,
-    ...) or None (``reject`` is then ``p < alpha``)."""
+    ...) or None (``p_corrected`` is then ``p_value``, and ``reject`` ``p < alpha``)."""
     import pandas as pd
     from scipy import stats
 
@@ -45,9 +47,10 @@ def paired_tests(per_query: "pd.DataFrame", baseline: str, correction: Optional[
             continue
         base = table[baseline].to_numpy(dtype=np.float64)
         p = np.array([stats.ttest_rel(table[s].to_numpy(dtype=np.float64), base)[1] for s in others], dtype=np.float64)
-        reject = _corrected(p, alpha, correction)
-        rows += [(s, measure, float(pv), bool(r) and not np.isnan(pv), len(table)) for s, pv, r in zip(others, p, reject)]
-    return pd.DataFrame(rows, columns=["system", "measure", "p_value", "reject", "n"])
+        reject, adjusted = _corrected(p, alpha, correction)
+        rows += [(s, measure, float(pv), float(pa), bool(r) and not np.isnan(pv), len(table))
+                 for s, pv, pa, r in zip(others, p, adjusted, reject)]
+    return pd.DataFrame(rows, columns=["system", "measure", "p_value", "p_corrected", "reject", "n"])
 
 
 @contextmanager
@@ -62,14 +65,16 @@ def _heap_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _corrected(p: np.ndarray, alpha: float, correction: Optional[str]) -> np.ndarray:
+def _corrected(p: np.ndarray, alpha: float, correction: Optional[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(reject, adjusted p-values)`` of ``p`` under ``correction``."""
     if correction is None:
-        return p < alpha
+        return p < alpha, p
     import statsmodels.stats.multitest
 
     try:
         with _heap_frozen():
-            return statsmodels.stats.multitest.multipletests(p, alpha=alpha, method=correction)[0]
+            reject, adjusted = statsmodels.stats.multitest.multipletests(p, alpha=alpha, method=correction)[:2]
+            return reject, adjusted
     except ValueError as error:
         raise ValueError(f"correction {correction!r}: {error}; use a statsmodels multipletests method such as "
                          "'holm', 'bonferroni' or 'fdr_bh'") from None

@@ -11,7 +11,8 @@ The audit is a package of rooms, one job each:
 - :mod:`.axes`: the held-out evidence of DUO's polarity axes (or that they are unvalidated);
 - :mod:`.tradeoff`: DuoGreedy against MMR over Lambda;
 - :mod:`.outputs`: plots, tables, report and manifest, written into a folder that replaces ``--out`` at the end;
-- :mod:`.help`: the command's help epilog, default dataset and printed leaderboard.
+- :mod:`.help`: the command's help epilog, default dataset and printed leaderboard;
+- :mod:`.printed`: the leaderboard as printed on a terminal, in blocks of columns that fit its width.
 
 The dataset profile the audit reads is :mod:`pairmeasures.datasets.profile`; caches on disk are
 :class:`pairmeasures.sideinfo.memo.DiskMemo`.

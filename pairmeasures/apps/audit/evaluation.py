@@ -89,13 +89,14 @@ def ties_in_top(runs: dict, k: int) -> dict:
 
 
 def significance(per_query: "pd.DataFrame", baseline: str, correction: str) -> dict:
-    """``{(system, measure): (p_value, reject)}``: pt.Experiment's paired t-test against the baseline with the
-    correction, from the per-query values already measured (:func:`pairmeasures.analysis.paired_tests`), over the
-    queries every system measured."""
+    """``{(system, measure): (p_value, p_corrected, reject)}``: pt.Experiment's paired t-test against the baseline
+    (its p-value, uncorrected), the p-value adjusted for the correction and the corrected decision, from the per-query
+    values already measured (:func:`pairmeasures.analysis.paired_tests`), over the queries every system measured."""
     from ...analysis import paired_tests
 
     tests = paired_tests(per_query, baseline, correction)
-    return {(s, m): (p, r) for s, m, p, r in zip(tests["system"], tests["measure"], tests["p_value"], tests["reject"])}
+    return {(s, m): (p, c, r) for s, m, p, c, r in zip(tests["system"], tests["measure"], tests["p_value"],
+                                                       tests["p_corrected"], tests["reject"])}
 
 
 def leaderboard_table(summary: "pd.DataFrame", measures: dict, directions: dict) -> "pd.DataFrame":
@@ -166,18 +167,42 @@ def cutoff_curves(runs: dict, qrels: "pd.DataFrame", families: dict) -> "pd.Data
 def statistics(per_query: "pd.DataFrame", tests: dict, directions: dict, baseline: str, resamples: int, seed: int,
                topics: list, memo) -> "pd.DataFrame":
     """Each system's mean of each measure with its bootstrap interval and difference to the baseline
-    (:func:`pairmeasures.analysis.summarize`, kept through ``memo(kind, parts, compute)``), with the p-value and
-    rejection of ``tests`` (:func:`significance`) and each measure's direction."""
+    (:func:`pairmeasures.analysis.summarize`, kept through ``memo(kind, parts, compute)``), with the p-value, the
+    corrected p-value and the rejection of ``tests`` (:func:`significance`) and each measure's direction."""
     from ...analysis import summarize
 
     summary = memo("summary", [resamples, seed, topics],
                    lambda: summarize(per_query, baseline=baseline, resamples=resamples, seed=seed, topics=topics))
-    summary["p_value"] = [tests.get((s, m), (math.nan, False))[0] if s != baseline else math.nan
-                          for s, m in zip(summary["system"], summary["measure"])]
-    summary["reject"] = [tests.get((s, m), (math.nan, False))[1] if s != baseline else False
-                         for s, m in zip(summary["system"], summary["measure"])]
+    summary = _with_unmeasured(summary, list(directions), len(topics))
+    found = [tests.get((s, m), (math.nan, math.nan, False)) if s != baseline else (math.nan, math.nan, False)
+             for s, m in zip(summary["system"], summary["measure"])]
+    summary["p_value"] = [float(p) for p, _, _ in found]
+    summary["p_corrected"] = [float(c) for _, c, _ in found]
+    summary["reject"] = [bool(r) for _, _, r in found]
     summary["direction"] = summary["measure"].map(directions)
     return summary
+
+
+def _with_unmeasured(summary: "pd.DataFrame", measures: list, topics: int) -> "pd.DataFrame":
+    """``summary`` with a row (NaN mean, ``n`` 0, every topic excluded) for each system and measure that measured no
+    query (e.g. ``rKL@2`` on rankings whose top 2 never hold two groups), in the order of ``measures``: the leaderboard
+    shows them as measured on no query rather than leaving them out."""
+    import pandas as pd
+
+    systems = list(dict.fromkeys(summary["system"]))
+    present = set(zip(summary["system"], summary["measure"]))
+    missing = [(s, m) for m in measures for s in systems if (s, m) not in present]
+    if not missing:
+        return summary
+    nan = math.nan
+    extra = pd.DataFrame([{"system": s, "measure": m, "mean": nan, "n": 0, "excluded": topics, "low": nan, "high": nan,
+                           "diff": nan, "diff_low": nan, "diff_high": nan, "common_mean": nan, "common_n": 0}
+                          for s, m in missing], columns=summary.columns)
+    order = {m: i for i, m in enumerate(measures)}
+    rank = {s: i for i, s in enumerate(systems)}
+    whole = pd.concat([summary, extra], ignore_index=True)
+    return whole.sort_values(["measure", "system"], key=lambda c: c.map(order if c.name == "measure" else rank),
+                             kind="stable", ignore_index=True)
 
 
 def breakdown_cells(per_query: "pd.DataFrame", values: dict, by: str, min_cell: int, memo) -> tuple:

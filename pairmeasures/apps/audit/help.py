@@ -3,14 +3,26 @@ as printed."""
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_SYSTEMS", "help_epilog", "default_dataset", "leaderboard_text"]
+from typing import Optional
+
+__all__ = ["DEFAULT_SYSTEMS", "PRINTED_FORMATS", "help_epilog", "default_dataset", "leaderboard_text"]
 
 #: The systems of ``pairmeasures audit`` without ``--systems`` (the demo audit).
 DEFAULT_SYSTEMS = ("bm25", "bm25>>dense", "bm25>>dense>>duogreedy(0.5)")
 
 
-def leaderboard_text(result: dict, fmt: str) -> str:
-    """The leaderboard as printed by the command (markdown, csv or json)."""
+#: The command's ``--format`` values: ``text`` (the default) fits the terminal, the others print the whole table.
+PRINTED_FORMATS = ("text", "markdown", "csv", "json")
+
+
+def leaderboard_text(result: dict, fmt: str, width: Optional[int] = None) -> str:
+    """The leaderboard as printed by the command: ``text``, what fits ``width`` columns (default: the terminal's,
+    :func:`~pairmeasures.apps.audit.printed.fitted_leaderboard`); ``markdown``, ``csv`` or ``json``, the whole table
+    (as leaderboard.md has it)."""
+    if fmt == "text":
+        from .printed import fitted_leaderboard
+
+        return fitted_leaderboard(result, width)
     from ..tables import render
 
     return render(result["leaderboard"], fmt)
@@ -41,7 +53,10 @@ def help_epilog() -> str:
             "  (a panel per bias measure), bias_by_cutoff.png, tradeoff.png, by_FIELD_MEASURE.png and report.html (readable\n"
             "  tables, † for a significant difference to the baseline). Runs are cached under the cache folder (runs/),\n"
             "  evaluation outputs and PNGs under evaluations/, keyed by what they derive from. Progress goes to stderr: a bar\n"
-            "  on a terminal, a line every 30 seconds in a log file.\n\n"
+            "  on a terminal, a line every 30 seconds in a log file. Paths in the manifest, leaderboard.json and report are\n"
+            "  relative to --out (--absolute-paths: absolute).\n\n"
+            "printed: the leaderboard in blocks of columns that fit the terminal (COLUMNS; 100 when not a terminal), means\n"
+            "  with † and (n), the common-query means where they differ; --format markdown|csv|json prints the whole table.\n\n"
             "examples:\n"
             "  pairmeasures audit --out audit-demo\n"
             "  pairmeasures audit --dataset pair/procon --systems bm25 'bm25>>dense>>duogreedy(0.5)' --out procon\n"

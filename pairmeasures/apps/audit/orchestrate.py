@@ -16,7 +16,7 @@ from .tradeoff import DEFAULT_LAMBDAS, EQUAL_COST_DROPS
 __all__ = ["audit", "EVALUATIONS_FORMAT"]
 
 #: Version of the cached evaluation outputs and PNGs; a change makes earlier ones unused.
-EVALUATIONS_FORMAT = 2
+EVALUATIONS_FORMAT = 3
 
 
 class _Memo:
@@ -49,19 +49,20 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
           names: Optional[Sequence[str]] = None, plots: bool = True, tradeoff: bool = True,
           lambdas: Sequence[float] = DEFAULT_LAMBDAS, queries: Optional[str | os.PathLike] = None,
           command: Optional[list] = None, engine: str = "local", address: Optional[str] = None,
-          workers: Optional[int] = None) -> dict:
+          workers: Optional[int] = None, absolute_paths: bool = False) -> dict:
     """Run ``systems`` (specs; ``names`` default to the specs) over ``dataset`` and write the audit into ``out``.
 
     With ``tradeoff``, each system with a ``duogreedy(...)`` stage also gets the DuoGreedy-vs-MMR trade-off over
     ``lambdas``, re-ranking the run of the spec before that stage. ``queries`` (a file of query ids, one a line,
     ``#`` comments: e.g. the held-out split of a training run) audits those queries only. ``engine``: where the
     model work runs, ``"local"`` or ``"ray"`` (``address``: a cluster to join, default a private local Ray;
-    ``workers``: its model actors; :mod:`.engine`). Returns ``{"leaderboard":
+    ``workers``: its model actors; :mod:`.engine`). The manifest, leaderboard.json and report write paths relative
+    to ``out`` (:class:`~pairmeasures.analysis.manifest.PathRecord`), or absolute with ``absolute_paths``. Returns ``{"leaderboard":
     frame, "summary": frame, "tradeoff": frame or None, "out": path, "manifest": dict}``. Every input is checked
     before the long work; the folder appears only when everything was written.
     """
     started = time.perf_counter()
-    from ...analysis.manifest import Manifest
+    from ...analysis.manifest import Manifest, PathRecord
     from ...datasets.profile import load_profile, only_queries, polarity_model
     from ...datasets.published_runs import expand_published
     from ...pipelines.specs import SystemContext
@@ -74,8 +75,9 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
     from .tradeoff import hidden_bases
     from .tradeoff import tradeoff as tradeoff_of
 
-    manifest = Manifest(command=list(command) if command is not None else Manifest().command)
     out = Path(out).expanduser()
+    manifest = Manifest(command=list(command) if command is not None else Manifest().command,
+                        paths=PathRecord(out, absolute_paths))
     with compute_on(engine, address, workers) as pool, \
             outputs.claim_out(out, force) as claim:  # --out locked and checked, before any work, until it is written
         writable_folder(cache_folder(), CACHE_ENV)  # the runs and evaluations are kept there: stop now if they cannot be
@@ -168,7 +170,8 @@ def audit(dataset: str | os.PathLike, systems: Sequence[str], out: str | os.Path
             None if trade is None else {
                 "lambdas": plan.lambdas, "relevance": trade["relevance"], "bias": trade["bias"],
                 "equal_cost_drops": list(EQUAL_COST_DROPS),
-                "systems": {name: {"base": base.spec, "base_run": base_names[name]} for name, (base, _) in plan.bases.items()}})
+                "systems": {name: {"base": base.spec, "base_run": base_names[name]} for name, (base, _) in plan.bases.items()}},
+            manifest.paths)
         record["polarity_axes"] = axes.manifest_entry(evidence)
         record["engine"] = manifest_entry(engine, address, pool)
 

@@ -16,11 +16,11 @@ from ..._atomic import Earlier, FolderClaim, FolderOutput, output_folder
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ...analysis.manifest import Manifest
+    from ...analysis.manifest import Manifest, PathRecord
     from ...datasets.profile import Profile
 
 __all__ = ["MANIFEST", "OUTPUT", "Results", "claim_out", "json_safe", "file_name", "plots", "write_outputs",
-           "manifest_record", "input_files"]
+           "manifest_record", "input_files", "dataset_record"]
 
 #: The audit's record of what it did, in every audit folder.
 MANIFEST = "manifest.json"
@@ -139,12 +139,26 @@ def _family_directions(results: Results) -> dict:
     return {m.rsplit("@", 1)[0]: way for m, way in results.directions.items() if way != "higher-better"}
 
 
-def _leaderboard_document(results: Results, profile: "Profile", specs: dict, statistics: dict) -> dict:
+def dataset_record(profile: "Profile", paths: "PathRecord") -> tuple:
+    """``(id, source)`` of the dataset as the audit's files record it: a dataset id as it is, a folder as ``paths``
+    writes it (relative to the output folder, unless ``--absolute-paths``)."""
+    if profile.corpus.is_folder:
+        return paths(profile.name), paths(profile.source)
+    return profile.name, profile.source
+
+
+def _model_record(model: Any, paths: "PathRecord") -> Any:
+    """A model as given (a name), or a model folder that exists as ``paths`` writes it."""
+    return paths(str(model)) if model is not None and Path(str(model)).expanduser().exists() else model
+
+
+def _leaderboard_document(results: Results, profile: "Profile", specs: dict, statistics: dict,
+                          paths: "PathRecord") -> dict:
     from .tradeoff import tradeoff_document
 
     summary = results.summary
     return {
-        "dataset": profile.name,
+        "dataset": dataset_record(profile, paths)[0],
         "systems": {s: {m: json_safe(float(v)) for m, v in zip(part["measure"], part["mean"])}
                     for s, part in summary.groupby("system", sort=False)},
         "measures": {m: {"direction": results.directions[m], "evaluated": str(results.shown[m]),
@@ -164,7 +178,8 @@ def _leaderboard_document(results: Results, profile: "Profile", specs: dict, sta
     }
 
 
-def _report(work: Path, results: Results, profile: "Profile", statistics: dict, images: list) -> None:
+def _report(work: Path, results: Results, profile: "Profile", statistics: dict, images: list,
+            paths: "PathRecord") -> None:
     from ..report import Section, write_report
     from . import report_tables as views
     from .axes import AXIS_COLUMN, report_section
@@ -175,14 +190,18 @@ def _report(work: Path, results: Results, profile: "Profile", statistics: dict, 
     trade, baseline, correction = results.trade, statistics["baseline"], statistics["correction"]
     title = views.dataset_title(profile)
     systems = list(results.leaderboard["system"])
+    differ = [m for m in results.shown if not views.same_queries(results.summary, m)]
     sections = [
         Section("Leaderboard", "Each cell is a system's mean over the queries measured. A bias measure leaves out "
                 "queries with nothing "
                 "to measure: the small grey number beside its mean is n, the queries it measured. "
-                f"{views.MARK} marks a mean that differs from {baseline}'s (paired t-test, {correction} correction, "
-                "α = 0.05); bold marks the best mean of a column in its direction (↑ higher, ↓ lower, ↕ nearest 0). "
-                "Hover over a mean for its 95% interval and p-value; every number is in the Statistics below and in "
-                f"summary.csv.\n\n{results.ties_text()}".strip(),
+                f"{views.MARK} marks a mean that differs from {baseline}'s (paired t-test over the queries every "
+                f"system measured, {correction}-corrected, α = 0.05). Bold marks the best mean of a column in its "
+                "direction (↑ higher, ↓ lower, ↕ nearest 0) where every system measured the same queries"
+                + (f"; where they did not ({', '.join(differ)}), means over different queries are not compared, and "
+                   "the bold is in the table of means over the queries every system measured" if differ else "")
+                + ". Hover over a mean for its 95% interval and p-values; every number is in the Statistics below "
+                f"and in summary.csv.\n\n{results.ties_text()}".strip(),
                 tables=views.leaderboard_tables(results.leaderboard.drop(columns=[AXIS_COLUMN], errors="ignore"),
                                                 results.summary, results.shown,
                                                 results.directions, correction)),
@@ -215,11 +234,19 @@ def _report(work: Path, results: Results, profile: "Profile", statistics: dict, 
             images=named("tradeoff")))
     sections.append(Section("Statistics", f"95% paired bootstrap intervals ({statistics['resamples']} resamples, seed "
                             f"{statistics['seed']}) of each mean and of its difference to {baseline}; p-values of "
-                            f"pt.Experiment's paired t-test against {baseline} with {correction} correction, over the "
-                            f"queries every system measured ({views.MARK}: significant at α = 0.05).",
-                            tables=[("every measure and system", views.statistics_table(results.summary, correction))]))
-    kind = "a folder" if profile.corpus.is_folder else "a pairmeasures dataset id"
-    sections.append(Section("Provenance", f"Dataset {profile.source} ({kind}), document field {profile.text!r}. "
+                            f"pt.Experiment's paired t-test against {baseline}, uncorrected and {correction}-corrected, "
+                            f"over the queries every system measured ({views.MARK}: significant at α = 0.05 after the "
+                            "correction).\n\n" + views.mixed_signals_text(results.summary, baseline, correction),
+                            tables=[(f"every measure and system (p: the t-test's, uncorrected; p {correction}-corrected: "
+                                     f"after the correction, {views.MARK} at most 0.05)",
+                                     views.statistics_table(results.summary, correction))]))
+    if profile.corpus.is_folder:
+        where = dataset_record(profile, paths)[1]
+        kind = "a folder, " + ("its absolute path" if paths.describe() == "absolute" else
+                               "relative to this report's folder")
+    else:
+        where, kind = profile.source, "a pairmeasures dataset id"
+    sections.append(Section("Provenance", f"Dataset {where} ({kind}), document field {profile.text!r}. "
                             "manifest.json beside this report records the command, the versions of what ran, the "
                             "sha256 of every input file (the dataset's and run files), seeds, timings per step and "
                             "cache hits."))
@@ -238,7 +265,7 @@ def write_outputs(out: FolderClaim, results: Results, profile: "Profile", specs:
         with manifest.step("plots"):
             images = plots(work, results, memo) if draw else []
         with manifest.step("write"):
-            document = _leaderboard_document(results, profile, specs, statistics)
+            document = _leaderboard_document(results, profile, specs, statistics, manifest.paths)
             (work / "leaderboard.json").write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
             results.per_query.to_csv(work / "per_query.csv", index=False)
             results.summary.to_csv(work / "summary.csv", index=False)
@@ -247,7 +274,7 @@ def write_outputs(out: FolderClaim, results: Results, profile: "Profile", specs:
             if results.trade is not None:
                 results.trade["curve"].to_csv(work / "tradeoff.csv", index=False)
             (work / "leaderboard.md").write_text(render(results.leaderboard, "markdown"))
-            _report(work, results, profile, statistics, images)
+            _report(work, results, profile, statistics, images, manifest.paths)
             manifest.record.update(record)
             finish()
             (work / MANIFEST).write_text(json.dumps(json_safe(manifest.as_dict()), indent=2) + "\n")
@@ -263,13 +290,16 @@ def input_files(system) -> dict:
 
 
 def manifest_record(profile: "Profile", specs: dict, systems: dict, results: Results, polarity_source: Any,
-                    embedder, statistics: dict, context: dict, tradeoff: Optional[dict]) -> dict:
+                    embedder, statistics: dict, context: dict, tradeoff: Optional[dict], paths: "PathRecord") -> dict:
     """The manifest's entries on what was audited and how (``systems``: name -> its parsed
-    :class:`~pairmeasures.pipelines.specs.System`; the manifest adds versions, timings and cache hits)."""
+    :class:`~pairmeasures.pipelines.specs.System`; the manifest adds versions, timings and cache hits); a folder
+    dataset and a model folder as ``paths`` writes them."""
     from ...sideinfo.termlists import Lexicon
 
+    name, source = dataset_record(profile, paths)
+    context = {**context, "model": _model_record(context.get("model"), paths)}
     return {
-        "dataset": {"id": profile.name, "source": profile.source, "text": profile.text, "files_sha256": profile.files,
+        "dataset": {"id": name, "source": source, "text": profile.text, "files_sha256": profile.files,
                     "queries": len(profile.queries), "labelled": profile.labels is not None},
         "systems": {n: {"spec": s, "canonical": systems[n].canonical, "identity": systems[n].identity(),
                         "files_sha256": input_files(systems[n]), "ties": (results.ties or {}).get(n)}
@@ -280,7 +310,8 @@ def manifest_record(profile: "Profile", specs: dict, systems: dict, results: Res
         "side_columns": {"text": f"document field {profile.text!r} of the dataset",
                          "group": "gold labels (labels.tsv)" if profile.labels is not None else None,
                          "polarity": polarity_source},
-        "embedding_model": None if embedder is None else {"name": embedder.model_name, "key": embedder.key},
+        "embedding_model": None if embedder is None else {"name": _model_record(embedder.model_name, paths),
+                                                          "key": embedder.key},
         "term_list_sha256": Lexicon.load("gender").fingerprint if profile.terms else None,
         "statistics": statistics,
         "context": context,

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from ..report import Cell
+from ..report import Cell, number_text
 from .plan import label
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ...datasets.profile import Profile
 
 __all__ = ["COLUMNS", "MARK", "dataset_title", "leaderboard_tables", "statistics_table", "equal_cost_text",
-           "curve_table", "breakdown_table", "is_bias"]
+           "curve_table", "breakdown_table", "is_bias", "same_queries", "mixed_signals_text"]
 
 #: The most measures a leaderboard table of the report holds, so that it fits a page 1,200 pixels wide.
 COLUMNS = 6
@@ -70,19 +70,37 @@ def _interval(low, high, digits: int = 4, signed: bool = False) -> str:
     return f"[{low:{sign}.{digits}f}, {high:{sign}.{digits}f}]"
 
 
+def _number(row, column: str) -> float:
+    """``row[column]`` as a float (NaN where the statistics have no such column, e.g. an older summary)."""
+    value = row.get(column, math.nan) if hasattr(row, "get") else math.nan
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+
+
 def _mean_cell(mean: float, n: Optional[int], row, best: Optional[float], correction: str) -> Cell:
     """A leaderboard mean with its count ``n`` (None: not shown) and, from its statistics ``row`` (None: none), its
-    interval and test as a hint and a dagger where the difference to the baseline is significant."""
+    interval and test as a hint and a dagger where the difference to the baseline is significant (the corrected
+    test's decision)."""
     hint, mark = "", ""
     if row is not None:
         hint = f"95% CI {_interval(float(row['low']), float(row['high']))}"
         if isinstance(row["diff"], float) and not math.isnan(row["diff"]):
             hint += (f"; difference to the baseline {row['diff']:+.4f} "
-                     f"{_interval(float(row['diff_low']), float(row['diff_high']), signed=True)}")
-        if isinstance(row["p_value"], float) and not math.isnan(row["p_value"]):
-            hint += f"; p = {row['p_value']:.2g} ({correction})"
+                     f"{_interval(float(row['diff_low']), float(row['diff_high']), signed=True)} (per comparison)")
+        p, corrected = _number(row, "p_value"), _number(row, "p_corrected")
+        if not math.isnan(p):
+            hint += f"; t-test p = {p:.2g} uncorrected" + ("" if math.isnan(corrected) else
+                                                           f", {corrected:.2g} {correction}-corrected")
         mark = MARK if bool(row["reject"]) else ""
     return Cell(mean, mark=mark, note="" if n is None else str(n), strong=best is not None and mean == best, hint=hint)
+
+
+def same_queries(summary: "pd.DataFrame", measure: str) -> bool:
+    """Whether every system measured the same queries on ``measure`` (each one's ``n`` is the ``common_n`` every
+    system measured): only then are its means compared across systems (the best in bold)."""
+    part = summary[summary["measure"] == measure]
+    if "common_n" not in part.columns or not len(part):
+        return True
+    return bool((part["n"] == part["common_n"]).all())
 
 
 def leaderboard_tables(leaderboard: "pd.DataFrame", summary: "pd.DataFrame", shown: dict, directions: dict,
@@ -90,9 +108,12 @@ def leaderboard_tables(leaderboard: "pd.DataFrame", summary: "pd.DataFrame", sho
     """``(caption, frame)`` of the report's leaderboard: the relevance measures, then the bias measures by what they
     read (polarity, gold labels, terms), at most :data:`COLUMNS` to a table, each a row per system with the
     leaderboard's means as :class:`~pairmeasures.apps.report.Cell` (a dagger where the statistics find a significant
-    difference to the baseline, n beside a bias mean, the best in bold); then the means over the queries every system
-    measured (where systems measured different queries) and the dataset-level figures such as ΔA-PRF, as they are."""
+    difference to the baseline, n beside a bias mean, the best in bold where every system measured the same queries);
+    then the means over the queries every system measured (where systems measured different queries; the best of
+    those in bold) and the dataset-level figures such as ΔA-PRF, as they are."""
     import pandas as pd
+
+    from .evaluation import common_column
 
     systems = list(leaderboard["system"])
     rows = summary.set_index(["system", "measure"])
@@ -111,7 +132,7 @@ def leaderboard_tables(leaderboard: "pd.DataFrame", summary: "pd.DataFrame", sho
                          float(r["mean"]) if r is not None else math.nan for s, r in zip(systems, found)]
                 ns = [int(board.loc[s, counts]) if counts in board.columns else
                       int(r["n"]) if r is not None else None for s, r in zip(systems, found)]
-                best = _best(means, directions[name])
+                best = _best(means, directions[name]) if same_queries(summary, name) else None  # else: below
                 frame[column] = [_mean_cell(mean, n if is_bias(directions[name]) else None, r, best, correction)
                                  for mean, n, r in zip(means, ns, found)]
             part = f" ({start // COLUMNS + 1} of {math.ceil(len(names) / COLUMNS)})" if len(names) > COLUMNS else ""
@@ -122,8 +143,17 @@ def leaderboard_tables(leaderboard: "pd.DataFrame", summary: "pd.DataFrame", sho
     pattern = re.compile(r"^(.*) on (\d+) common quer(?:y|ies)$")  # the long header would not fit beside the others
     shared = {int(pattern.sub(r"\2", c)) for c in common}
     width = COLUMNS if len(shared) == 1 else COLUMNS - 2  # headers with their n are wider
+    ways = {}  # each common column's direction, to bold its best
+    for name in shown:
+        rows_of = summary[summary["measure"] == name]
+        if len(rows_of) and "common_n" in rows_of.columns:
+            ways[common_column(name, directions[name], int(rows_of["common_n"].iloc[0]))] = directions[name]
     for start in range(0, len(common), width):
-        part = leaderboard[["system", *common[start:start + width]]]
+        part = leaderboard[["system", *common[start:start + width]]].copy()
+        for column in common[start:start + width]:
+            values = [float(v) for v in part[column]]
+            best = _best(values, ways.get(column, ""))
+            part[column] = [Cell(v, strong=best is not None and v == best) for v in values]
         if len(shared) == 1:
             caption = f"Bias over the {next(iter(shared))} queries every system measured, to compare across rows"
             part = part.rename(columns=lambda c: pattern.sub(r"\1", c))
@@ -138,23 +168,80 @@ def leaderboard_tables(leaderboard: "pd.DataFrame", summary: "pd.DataFrame", sho
 
 
 def statistics_table(summary: "pd.DataFrame", correction: str) -> "pd.DataFrame":
-    """The statistics one row per measure and system: n and excluded, the mean and its 95% interval, the difference
-    to the baseline and its interval, and the p-value (small ones in scientific notation) with a dagger where the
-    difference is significant after ``correction``."""
+    """The statistics one row per measure and system: n and excluded, the mean with its 95% interval, the difference
+    to the baseline with its interval (per comparison), and the t-test's p-value uncorrected and corrected with
+    ``correction`` (small ones in scientific notation), the corrected one with a dagger where the difference is
+    significant."""
     import pandas as pd
 
     frame = summary.sort_values("measure", kind="stable", key=lambda c: c.map(
         {m: i for i, m in enumerate(dict.fromkeys(summary["measure"]))}))
     return pd.DataFrame({
         "measure": frame["measure"].to_numpy(), "system": frame["system"].to_numpy(), "n": frame["n"].to_numpy(),
-        "excluded": frame["excluded"].to_numpy(), "mean": frame["mean"].to_numpy(dtype=float),
-        "95% CI": [Cell(_interval(float(lo), float(hi))) for lo, hi in zip(frame["low"], frame["high"])],
-        "Δ baseline": [Cell("" if math.isnan(d) else f"{d:+.4f}") for d in frame["diff"].astype(float)],
-        "Δ 95% CI": [Cell(_interval(float(lo), float(hi), signed=True))
-                     for lo, hi in zip(frame["diff_low"], frame["diff_high"])],
-        f"p ({correction})": [Cell(float(p), mark=MARK if bool(r) else "")
-                              for p, r in zip(frame["p_value"], frame["reject"])],
+        "excluded": frame["excluded"].to_numpy(),
+        "mean [95% CI]": [Cell(f"{number_text(float(m))} {_interval(float(lo), float(hi))}".strip())
+                          for m, lo, hi in zip(frame["mean"], frame["low"], frame["high"])],
+        "Δ baseline [95% CI]": [Cell("" if math.isnan(d) else
+                                     f"{d:+.4f} {_interval(float(lo), float(hi), signed=True)}".strip())
+                                for d, lo, hi in zip(frame["diff"].astype(float), frame["diff_low"], frame["diff_high"])],
+        "p": [Cell(float(p)) for p in frame["p_value"]],  # uncorrected: the caption says so
+        f"p {correction}-corrected": [Cell(float(p), mark=MARK if bool(r) else "") for p, r in zip(
+            frame["p_corrected"] if "p_corrected" in frame.columns else [math.nan] * len(frame), frame["reject"])],
     })
+
+
+def _excludes_zero(low: float, high: float) -> bool:
+    return not (math.isnan(low) or math.isnan(high)) and (low > 0 or high < 0)
+
+
+def mixed_signals_text(summary: "pd.DataFrame", baseline: str, correction: str, alpha: float = 0.05) -> str:
+    """What the intervals and the tests each say, and the differences where they disagree, in sentences: the
+    intervals are per comparison (uncorrected) over the queries a system and the baseline both measured, the test
+    over the queries every system measured, corrected with ``correction`` across the systems of a measure."""
+    tested = summary[summary["system"] != baseline]
+    others = tested["system"].nunique()
+    text = (f"The 95% intervals are per comparison: none is corrected for the other comparisons, and a difference's "
+            f"interval is over the queries that system and {baseline} both measured. The paired t-test is over the "
+            f"queries every system measured; its p-value is given uncorrected (pt.Experiment's p-value) and corrected "
+            f"with {correction} for the {others} system{'s' if others != 1 else ''} compared with {baseline} on each "
+            f"measure (pt.Experiment's p-value corrected); {MARK} marks a corrected p-value of at most {alpha:g}.")
+    if "p_corrected" not in tested.columns:
+        return text
+    rows = [row for row in tested.itertuples(index=False) if not math.isnan(float(row.p_value))]
+    loose = [row for row in rows if _excludes_zero(float(row.diff_low), float(row.diff_high)) and not bool(row.reject)]
+    strict = [row for row in rows if bool(row.reject) and not _excludes_zero(float(row.diff_low), float(row.diff_high))]
+    if not loose and not strict:
+        return text + f" Here they agree: {MARK} marks exactly the differences whose interval excludes 0."
+
+    def example(row) -> str:
+        return (f"{row.measure} of {row.system}: difference {float(row.diff):+.4f} "
+                f"{_interval(float(row.diff_low), float(row.diff_high), signed=True)}, p = {float(row.p_value):.2g} "
+                f"uncorrected, {float(row.p_corrected):.2g} {correction}-corrected")
+
+    corrected_away = [row for row in loose if float(row.p_value) <= alpha]
+    apart = [row for row in loose if float(row.p_value) > alpha]
+    said = []
+    if corrected_away:
+        said.append(f"{_count(corrected_away, 'difference')} whose interval excludes 0 and whose uncorrected p is at "
+                    f"most {alpha:g} {_has(corrected_away)} no {MARK}, as the correction allows for the other "
+                    f"comparisons and the interval does not (e.g. {example(corrected_away[0])})")
+    if apart:
+        said.append(f"{_count(apart, 'difference')} whose interval excludes 0 {_has(apart)} an uncorrected p above "
+                    f"{alpha:g}: the paired t-test and the percentile bootstrap differ, and so can their queries "
+                    f"(e.g. {example(apart[0])})")
+    if strict:
+        said.append(f"{_count(strict, 'difference')} marked {MARK} {_has(strict)} an interval that includes 0 "
+                    f"(e.g. {example(strict[0])})")
+    return (text + " So the two can disagree: here " + "; ".join(said) + ". Read a difference on which they disagree "
+            "as suggestive, not established.")
+
+
+def _count(rows: list, noun: str) -> str:
+    return f"{len(rows)} {noun}{'s' if len(rows) != 1 else ''}"
+
+
+def _has(rows: list) -> str:
+    return "have" if len(rows) != 1 else "has"
 
 
 def _short(value: float) -> str:

@@ -10,7 +10,7 @@ import sys
 
 from ...sideinfo.polarity import TEXT_FIELDS
 from ..audit import DEFAULT_LAMBDAS, DEFAULT_SYSTEMS, help_epilog
-from ..tables import FORMATS
+from ..audit.help import PRINTED_FORMATS
 from . import add_engine_arguments
 
 HELP = "run retrieval systems over a bias benchmark: a leaderboard of relevance and bias"
@@ -64,7 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_engine_arguments(parser, "where the model work runs: local (this process, default) or ray (the texts to "
                                  "embed go through a Ray actor pool, ce(...) stages over query partitions)",
                          "a private local Ray on 127.0.0.1, started only when something needs computing")
-    parser.add_argument("--format", choices=FORMATS, default="markdown", help="leaderboard format printed (default: markdown)")
+    parser.add_argument("--format", choices=PRINTED_FORMATS, default="text",
+                        help="leaderboard printed: text, what fits the terminal's width (default); markdown, csv or "
+                             "json, the whole table as leaderboard.md has it")
+    parser.add_argument("--absolute-paths", action="store_true",
+                        help="write absolute paths in manifest.json, leaderboard.json and report.html (the working "
+                             "folder, a folder dataset, a model folder; default: relative to --out)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,13 +90,14 @@ def run(args: argparse.Namespace) -> int:
                        text=args.text, num_results=args.num_results, k=args.k, model=args.model,
                        positive=args.positive, force=args.force, names=args.names, tradeoff=not args.no_tradeoff,
                        lambdas=args.lambdas, queries=args.queries, command=["pairmeasures", *sys.argv[1:]],
-                       engine=args.engine, address=args.address, workers=args.workers)
+                       engine=args.engine, address=args.address, workers=args.workers,
+                       absolute_paths=args.absolute_paths)
     sys.stdout.write(leaderboard_text(result, args.format))
-    if args.format == "markdown":
+    if args.format == "markdown":  # (text says what its marks mean and where the rest is itself)
         common = any(str(c).endswith(("common queries", "common query")) for c in result["leaderboard"].columns)
         print("\nArrows: bias measures ↓ lower is fairer, ↑ higher is fairer, ↕ signed (0 = balanced); 'n' columns count "
               "the queries measured" + ("; 'on N common queries' columns average every system over the same queries, "
                                         "to compare rows" if common else "") + f". Report: {result['out'] / 'report.html'}")
-    else:
+    elif args.format != "text":  # csv, json: stdout holds the table alone
         print(f"report: {result['out'] / 'report.html'}", file=sys.stderr)
     return 0

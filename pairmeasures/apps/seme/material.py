@@ -87,11 +87,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the query sample (default 0)")
     parser.add_argument("--num-results", type=int, default=100, help="first-stage depth of the system (default 100)")
     parser.add_argument("--force", action="store_true", help="replace --out when it is an earlier material file")
+    parser.add_argument("--absolute-paths", action="store_true",
+                        help="write absolute paths in the manifest (the working folder, a folder dataset; default: "
+                             "relative to the folder of --out)")
 
 
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    from ...analysis.manifest import PathRecord
     from ..audit import default_dataset
     from ..console import warnings_shown
 
@@ -102,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
             material = build_material(args.dataset or default_dataset(), args.system, k=args.k, data=args.data,
                                       text=args.text, model=args.model, positive=args.positive,
                                       queries=_queries_argument(args.queries), seed=args.seed,
-                                      num_results=args.num_results, command=list(sys.argv))
+                                      num_results=args.num_results, command=list(sys.argv),
+                                      paths=PathRecord(claim.path.parent, args.absolute_paths))
         claim.write(material_text(material))
     out = claim.path
     excluded = material["manifest"]["queries"]["excluded"]
@@ -281,21 +286,23 @@ def _measured(frame: "pd.DataFrame", qrels: "pd.DataFrame", k: int) -> dict:
 
 def build_material(source: str | os.PathLike, system: str, *, k: int = 10, data: Optional[str | os.PathLike] = None,
                    text: Optional[str] = None, model: Optional[str] = None, positive: Optional[str] = None,
-                   queries=None, seed: int = 0, num_results: int = 100, command: Optional[list] = None) -> dict:
+                   queries=None, seed: int = 0, num_results: int = 100, command: Optional[list] = None,
+                   paths=None) -> dict:
     """Study material of ``system`` (a spec, e.g. ``bm25>>dense``) over ``source`` (a dataset id or BEIR folder
     with two labelled perspectives): a dict in the material format (docs/seme.md, section 1).
 
     ``queries``: ``None`` (every query with both perspectives labelled), a number drawn with ``seed``, or query
     ids. Queries whose top ``k`` cannot be measured (fewer than 3 documents, no fitted axis, all polarities equal)
     are left out with their reason in ``manifest["queries"]["excluded"]``, and a warning says how many. Every
-    input is checked before anything is retrieved or embedded.
+    input is checked before anything is retrieved or embedded. ``paths``: how the manifest writes the paths of this
+    machine (:class:`~pairmeasures.analysis.manifest.PathRecord`; default absolute, as no file is known).
     """
     import math
 
     import numpy as np
     import pandas as pd
 
-    from ...analysis.manifest import Manifest
+    from ...analysis.manifest import Manifest, PathRecord
     from ...datasets.profile import load_profile, polarity_model
     from ...pipelines.duogreedy import BiasedOrdering
     from ...pipelines.polarity import PolarityScorer
@@ -303,7 +310,8 @@ def build_material(source: str | os.PathLike, system: str, *, k: int = 10, data:
     from ...sideinfo.embed import Embedder
     from ...sideinfo.polarity import default_positive
 
-    manifest = Manifest(command=list(command) if command is not None else Manifest().command)
+    manifest = Manifest(command=list(command) if command is not None else Manifest().command,
+                        paths=paths if paths is not None else PathRecord())
     started = time.perf_counter()
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 3 <= k <= MAX_K:
         raise ValueError(f"-k must be an integer from 3 (DUO needs 3 documents to order) to {MAX_K} (the most biased "
@@ -397,8 +405,10 @@ def build_material(source: str | os.PathLike, system: str, *, k: int = 10, data:
                                                                                       lists[name][qid]["polarity"])]}
                             for name in CONDITIONS}} for qid in kept]
     manifest.timings["total"] = round(time.perf_counter() - started, 3)
+    dataset = manifest.paths(profile.name) if profile.corpus.is_folder else profile.name
     manifest.record.update({
-        "dataset": {"id": profile.name, "source": profile.source, "text": profile.text, "files_sha256": profile.files},
+        "dataset": {"id": dataset, "source": manifest.paths(profile.source) if profile.corpus.is_folder else profile.source,
+                    "text": profile.text, "files_sha256": profile.files},
         "system": {"spec": system, "canonical": parsed.canonical, "num_results": num_results},
         "polarity": {"source": polarity.source, "positive": positive, "negative": negative,
                      "embedding_model": {"name": embedder.model_name, "key": embedder.key}},
@@ -414,6 +424,6 @@ def build_material(source: str | os.PathLike, system: str, *, k: int = 10, data:
     record = manifest.as_dict()
     record.pop("cache", None)
     return {"format": FORMAT, "version": VERSION, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "dataset": profile.name, "system": system, "k": int(k), "conditions": list(CONDITIONS), "manifest": record,
+            "dataset": dataset, "system": system, "k": int(k), "conditions": list(CONDITIONS), "manifest": record,
             "queries": pages}
 
