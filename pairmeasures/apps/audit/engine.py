@@ -5,7 +5,8 @@ index's corpus) go through the Ray pool of ``pairmeasures embed`` (:class:`~pair
 through the compute engine of :mod:`~pairmeasures.sideinfo.engines`), and ``ce(...)`` stages run over query
 partitions with PyTerrier's ``.parallel(N, backend="ray")`` (:class:`~pairmeasures.pipelines.onray.OnRay`).
 Everything else (retrieval from indexes, evaluation, statistics, outputs) stays in this process. Ray is started
-(or joined) only when something needs computing, so a warm audit starts none."""
+(or joined) only when something needs computing, so a warm audit starts none; its options and address are checked
+at the start either way (:func:`compute_on`)."""
 
 from __future__ import annotations
 
