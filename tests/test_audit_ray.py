@@ -113,5 +113,5 @@ def test_ray_options_without_the_ray_engine_are_one_line_errors(tmp_path):
     environment = {**os.environ, "PAIRMEASURES_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "pairmeasures", "audit", "--out", str(tmp_path / "out"),
                            "--address", "auto"], env=environment, capture_output=True, text=True, timeout=300)
-    assert done.returncode != 0 and "--address and --workers apply to --engine ray" in done.stderr
+    assert done.returncode != 0 and "--address applies to --engine ray" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()

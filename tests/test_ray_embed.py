@@ -166,19 +166,55 @@ def test_ray_engine_equals_local_with_an_actor_killed_and_reruns_embed_nothing(r
     assert (again["embedded"], again["cached"], again["workers"]) == (0, PASSAGES, 0)  # no Ray started
 
 
+def ended(processes: list, timeout: float) -> list:
+    """The processes still running (zombies count as ended) after waiting up to ``timeout`` seconds for them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = []
+        for process in processes:
+            try:
+                if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(process)
+            except psutil.Error:
+                pass
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.2)
+
+
+def in_session(session: int) -> list:
+    """The processes of the session ``session`` (the run's: started with start_new_session)."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if os.getsid(process.pid) == session and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(process)
+        except (OSError, psutil.Error):
+            pass
+    return found
+
+
 def test_killing_the_driver_then_rerunning_loses_nothing_and_embeds_nothing_twice(reference, tmp_path):
     cache = tmp_path / "killed"
     arguments = (str(reference["corpus"]), "--engine", "ray", "--workers", "2", "--shard-size", "50", "--no-index")
-    process = start_cli(cache, *arguments)
-    wait_for(lambda: (cache / "embeddings.sqlite").is_file()
-             and len(cached(cache, reference["key"], reference["texts"]))   >= 100, process, "two shards merged")
-    ray_processes = psutil.Process(process.pid).children(recursive=True)
-    os.kill(process.pid, signal.SIGKILL)  # the driver, mid-run
-    stop_group(process)
-    # its Ray dies with it (fate sharing); shards the pool finishes meanwhile are counted below, as the rerun finds them
-    _, alive = psutil.wait_procs(ray_processes, timeout=60)
-    for survivor in alive:  # only processes this test started
-        survivor.kill()
+    temporary = tempfile.mkdtemp(prefix="pmt-")  # the run's TMPDIR (short: Ray's socket paths live in it)
+    process = start_cli(cache, *arguments, TMPDIR=temporary)
+    try:
+        wait_for(lambda: (cache / "embeddings.sqlite").is_file()
+                 and len(cached(cache, reference["key"], reference["texts"])) >= 100, process, "two shards merged")
+        ray_processes = psutil.Process(process.pid).children(recursive=True)
+        assert any("raywatch" in " ".join(p.cmdline()) for p in ray_processes), "no watchdog"
+        assert any("Agent" in " ".join(p.cmdline()) for p in ray_processes), "no Ray agents to outlive it"
+        os.kill(process.pid, signal.SIGKILL)  # the driver alone, mid-run, as `kill -9 PID` does
+        process.wait()
+        # nothing it started outlives it, with no help: Ray's processes (its agents too), the watchdog, the folder
+        alive = ended(ray_processes, timeout=120)
+        assert not alive, f"outlived the killed driver: {[(p.pid, p.name()) for p in alive]}"
+        assert not in_session(process.pid), "processes of the killed run are left"
+        assert not os.listdir(temporary), f"the killed run's Ray left {os.listdir(temporary)} in its TMPDIR"
+    finally:
+        stop_group(process)  # (nothing is left to kill, unless the test failed)
+        shutil.rmtree(temporary, ignore_errors=True)
     store = ShardStore(cache / "shards" / default_shard_folder(reference["key"]).name)
     left = 0
     for shard in store.finished():  # finished by a worker, not yet merged: the rerun merges them, never redoes them

@@ -22,7 +22,7 @@ from ..datasets.corpus import open_corpus
 from ..sideinfo.beir import check_text_field, record_text
 from ..sideinfo.cache import EmbeddingCache, text_key
 from ..sideinfo.embed import Embedder
-from ..sideinfo.engines import ENGINES
+from ..sideinfo.engines import ENGINES, check_engine_options
 from ..sideinfo.progress import progress_bar
 from ..sideinfo.shards import store_for
 
@@ -106,7 +106,7 @@ def fill_cache(source, embedder: Embedder, *, text: Optional[str] = None, data=N
 def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", address: Optional[str] = None,
                  workers: Optional[int] = None, tokenizers: Optional[int] = None, text: Optional[str] = None,
                  data=None, batch_size: Optional[int] = None,
-                 shard_size: int = 2048, work: Optional[str | os.PathLike] = None, index: bool = True,
+                 shard_size: Optional[int] = None, work: Optional[str | os.PathLike] = None, index: bool = True,
                  index_dir: Optional[str | os.PathLike] = None, num_cpus: Optional[int] = None) -> EmbedResult:
     """Embed every document of ``source`` (a dataset id, ``pair/...`` id or BEIR folder) with ``model`` (default:
     the offline all-MiniLM-L6-v2) into the embedding cache, then build its dense index (unless ``index=False``).
@@ -115,15 +115,26 @@ def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", 
     Ray with ``num_cpus``). ``workers``: model actors of the Ray pool (default: one per GPU, else per CPU);
     ``tokenizers``: CPU actors tokenizing for the GPU actors (default: :func:`~pairmeasures.sideinfo.raypool.
     pool_shape`'s). ``batch_size``: texts per forward pass (default: 64 on a CPU, 256 on a GPU).
-    ``shard_size``: texts per shard; ``work``: the shard folder (default ``shards/<model key>`` in the cache
-    folder; on a cluster of several machines, a shared folder). ``index_dir``: where indexes live."""
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
+    ``shard_size``: texts per shard (default 2048); ``work``: the shard folder (default ``shards/<model key>`` in
+    the cache folder; on a cluster of several machines, a shared folder). ``index_dir``: where indexes live.
+
+    The options (and ``address``: :func:`~pairmeasures.sideinfo.raysession.check_address`) are checked before any
+    work; a corpus without documents is an error naming it (nothing to embed, and no index can be built)."""
+    check_engine_options(engine, address=address, workers=workers, tokenizers=tokenizers, shard_size=shard_size,
+                         work=work, batch_size=batch_size)
+    if engine == "ray":
+        from ..sideinfo.raysession import check_address, require_ray
+
+        require_ray()
+        check_address(address)
     start = time.perf_counter()
     embedder = Embedder(model, batch_size=batch_size, progress=False)
     cache = embedder.cache
     assert cache is not None
     keys, texts = _distinct(corpus_texts(source, text, data))
+    if not keys:
+        raise ValueError(f"{_corpus_file(source, data)} has no documents: nothing to embed, and no dense index can be "
+                         f"built from it (check the file, or the dataset id)")
     store = store_for(embedder.key, work)
     store.recover(cache, embedder.key)  # shards a killed run finished: into the cache before anything is planned
     todo_keys, todo_texts = _missing(cache, embedder.key, keys, texts)
@@ -146,17 +157,24 @@ def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", 
 
 
 def _embed_on_ray(embedder: Embedder, store, keys: list, texts: list, *, address, workers, tokenizers,
-                  batch_size: Optional[int], shard_size: int, num_cpus) -> tuple:
+                  batch_size: Optional[int], shard_size: Optional[int], num_cpus) -> tuple:
     """``(actors, rows embedded)``: the missing texts as shards through the Ray pool, merged here as they finish."""
     from ..sideinfo.raypool import RayPool
 
     if not keys:
         return 0, 0  # nothing to embed: no Ray started
-    with RayPool(address, workers=workers, tokenizers=tokenizers, num_cpus=num_cpus, shard_size=shard_size,
-                 batch_size=batch_size) as pool, \
+    with RayPool(address, workers=workers, tokenizers=tokenizers, num_cpus=num_cpus,
+                 shard_size=2048 if shard_size is None else shard_size, batch_size=batch_size) as pool, \
             progress_bar(total=len(keys), desc="embedding on Ray", unit="text") as bar:
         embedded = pool.embed(embedder, keys, texts, store=store, progress=bar.update)
         return pool.workers, embedded
+
+
+def _corpus_file(source, data) -> str:
+    """What a user reads as the corpus: a folder's ``corpus.jsonl``, else the dataset's name."""
+    corpus = open_corpus(source, data)
+    folder = getattr(corpus, "folder", None)
+    return str(Path(folder) / "corpus.jsonl") if folder is not None else f"the corpus of {corpus.name}"
 
 
 def _index(source, model, text, data, index_dir) -> Path:

@@ -11,10 +11,33 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator, Optional, Protocol
 
-__all__ = ["ENGINES", "ComputeEngine", "compute_engine", "current_engine"]
+__all__ = ["ENGINES", "ComputeEngine", "compute_engine", "current_engine", "check_engine_options"]
 
 #: Where model work can run: ``local`` (this process) or ``ray`` (:class:`~pairmeasures.sideinfo.raypool.RayPool`).
 ENGINES = ("local", "ray")
+
+
+def check_engine_options(engine: str, *, address: Optional[str] = None, workers: Optional[int] = None,
+                         tokenizers: Optional[int] = None, shard_size: Optional[int] = None,
+                         work: Optional[object] = None, batch_size: Optional[int] = None) -> None:
+    """A ``ValueError`` naming the option, before any work (and whether Ray would start or not): an unknown
+    ``engine``; options of the Ray engine given with ``local`` (``address``, ``workers``, ``tokenizers``,
+    ``shard_size``, ``work``: ``None`` when not given); a count out of range (``workers``, ``shard_size`` and
+    ``batch_size`` at least 1, ``tokenizers`` 0 or more)."""
+    if engine not in ENGINES:
+        raise ValueError(f"--engine must be one of {', '.join(ENGINES)}; got {engine!r}")
+    if engine == "local":
+        given = [option for option, value in (("--address", address), ("--workers", workers),
+                                              ("--tokenizers", tokenizers), ("--shard-size", shard_size),
+                                              ("--work", work)) if value is not None]
+        if given:
+            listed = ", ".join(given[:-1]) + " and " + given[-1] if len(given) > 1 else given[0]
+            raise ValueError(f"{listed} appl{'y' if len(given) > 1 else 'ies'} to --engine ray; pass --engine ray "
+                             f"to use {'them' if len(given) > 1 else 'it'}")
+    for option, value, least in (("--workers", workers, 1), ("--tokenizers", tokenizers, 0),
+                                 ("--shard-size", shard_size, 1), ("--batch-size", batch_size, 1)):
+        if value is not None and value < least:
+            raise ValueError(f"{option} must be {'at least 1' if least else '0 or more'}; got {value}")
 
 
 class ComputeEngine(Protocol):

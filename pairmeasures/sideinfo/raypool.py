@@ -10,105 +10,30 @@ writer. Ray Data restarts a killed actor and runs its shard again (its actors ar
 restarts and task retries); a shard is written whole or not at all, so a rerun after the driver was killed
 merges what was finished and embeds the rest.
 
-Without an address a private local Ray is started on 127.0.0.1 (no dashboard, its own temporary folder, never a
-left-over session) and shut down at the end; with one, the cluster there is joined (every node needs
-``pairmeasures[ray]`` installed and the shard folder on a file system all nodes and the driver share).
-``ray`` is imported only here, inside the functions.
+The session is :func:`~.raysession.ray_session`'s: without an address a private local Ray on 127.0.0.1 that
+nothing outlives (its processes and folder, even when the driver is killed); with one, the cluster there,
+checked within seconds, is joined (every node needs ``pairmeasures[ray]`` installed and the shard folder on a
+file system all nodes and the driver share). ``ray`` is imported only inside the functions.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import pickle
 import shutil
 import socket
-import tempfile
-from contextlib import ExitStack, contextmanager
-from typing import Callable, Iterator, Optional, Sequence
+from contextlib import ExitStack
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from .raysession import LOOPBACK_ENV, RayEngineError, ray_session, require_ray
 from .shards import Shard, ShardError, ShardStore, plan_shards, shard_id, store_for
 
 __all__ = ["ray_session", "pool_shape", "embed_shards", "RayEngineError", "RayPool", "require_ray", "tokenized",
-           "from_tokens"]
-
-#: Set before ``import ray`` so that a local Ray advertises 127.0.0.1, not the machine's network interface.
-LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
-
-
-class RayEngineError(RuntimeError):
-    """Ray is missing, or a cluster cannot be used; the message says what to do."""
-
-
-def require_ray() -> None:
-    """A :class:`RayEngineError` saying what to install when Ray is missing (without importing it)."""
-    import importlib.util
-
-    if importlib.util.find_spec("ray") is None:
-        raise RayEngineError("--engine ray needs Ray Data: pip install 'pairmeasures[ray]'")
-
-
-def _import_ray():
-    try:
-        import ray
-        import ray.data  # noqa: F401
-    except ImportError as exc:
-        raise RayEngineError(f"--engine ray needs Ray Data ({exc}): pip install 'pairmeasures[ray]'") from None
-    return ray
-
-
-#: Ray's notices that are not for our users (its loggers by module; a renamed module only lets its notice through):
-#: Ray Data's start and end of each execution and its note that its progress bars are off (ours show progress), and
-#: the note that a new local cluster uses token authentication (it does; nothing to act on).
-_RAY_NOTICES = {"ray.data._internal.execution.streaming_executor": logging.WARNING,
-                "ray.data._internal.progress": logging.ERROR,
-                "ray._private.authentication.authentication_token_setup": logging.ERROR}
-
-
-def _quiet_ray() -> None:
-    logging.getLogger("ray").setLevel(logging.WARNING)
-    for name, level in _RAY_NOTICES.items():
-        logging.getLogger(name).setLevel(level)
-
-
-@contextmanager
-def ray_session(address: Optional[str] = None, *, num_cpus: Optional[int] = None,
-                num_gpus: Optional[int] = None) -> Iterator[object]:
-    """Ray, initialised for the ``with`` block: joined at ``address``; else the Ray this process already runs;
-    else a private local one on 127.0.0.1 (``num_cpus``/``num_gpus``: its resources, default the machine's),
-    shut down (and its temporary folder removed) when the block ends. Yields the ``ray`` module."""
-    if address is None and "ray" not in __import__("sys").modules:
-        os.environ.setdefault(LOOPBACK_ENV, "0")
-    ray = _import_ray()
-    if ray.is_initialized():
-        yield ray
-        return
-    temporary = None
-    if address is None:
-        temporary = tempfile.mkdtemp(prefix="pm-ray-")
-        options = dict(address="local", num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False,
-                       _node_ip_address="127.0.0.1", _temp_dir=temporary, log_to_driver=False)
-    else:
-        options = dict(address=address, log_to_driver=False)
-    _quiet_ray()
-    try:
-        ray.init(**options, logging_level=logging.WARNING)
-        ray.data.DataContext.get_current().enable_progress_bars = False
-    except Exception as exc:
-        if temporary:
-            shutil.rmtree(temporary, ignore_errors=True)
-        where = f"the Ray cluster at {address!r}" if address else "a local Ray"
-        raise RayEngineError(f"could not start or join {where}: {type(exc).__name__}: {exc}") from None
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        if temporary:
-            shutil.rmtree(temporary, ignore_errors=True)
+           "from_tokens", "LOOPBACK_ENV"]
 
 
 def pool_shape(ray, workers: Optional[int] = None, tokenizers: Optional[int] = None) -> tuple:
@@ -297,6 +222,10 @@ class RayPool:
                  tokenizers: Optional[int] = None, num_cpus: Optional[int] = None, shard_size: int = 2048,
                  batch_size: Optional[int] = None, work: Optional[str | os.PathLike] = None, private: bool = False,
                  where: str = "pass --work a folder on a file system every node and the driver share"):
+        from .engines import check_engine_options
+
+        check_engine_options("ray", workers=workers, tokenizers=tokenizers, shard_size=shard_size,
+                             batch_size=batch_size)
         self.address, self.work, self.where, self.private = address, work, where, private
         self.requested = (workers, tokenizers)
         self.num_cpus, self.shard_size, self.batch_size = num_cpus, shard_size, batch_size

@@ -5,31 +5,33 @@ index's corpus) go through the Ray pool of ``pairmeasures embed`` (:class:`~pair
 through the compute engine of :mod:`~pairmeasures.sideinfo.engines`), and ``ce(...)`` stages run over query
 partitions with PyTerrier's ``.parallel(N, backend="ray")`` (:class:`~pairmeasures.pipelines.onray.OnRay`).
 Everything else (retrieval from indexes, evaluation, statistics, outputs) stays in this process. Ray is started
-(or joined) only when something needs computing, so a warm audit starts none."""
+(or joined) only when something needs computing, so a warm audit starts none; its options and address are checked
+at the start either way (:func:`compute_on`)."""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
-from ...sideinfo.engines import ENGINES
+from ...sideinfo.engines import ENGINES, check_engine_options
 
 __all__ = ["ENGINES", "compute_on", "manifest_entry"]
 
 @contextmanager
 def compute_on(engine: str, address: Optional[str] = None, workers: Optional[int] = None) -> Iterator[object]:
-    """The Ray pool for the ``with`` block (``None`` for ``local``), every embedder computing through it."""
-    if engine not in ENGINES:
-        raise ValueError(f"--engine must be one of {', '.join(ENGINES)}; got {engine!r}")
+    """The Ray pool for the ``with`` block (``None`` for ``local``), every embedder computing through it. The
+    options, the Ray extra and ``address`` are checked first (seconds, before ``--out`` is claimed), whether Ray
+    is then needed or not."""
+    check_engine_options(engine, address=address, workers=workers)
     if engine == "local":
-        if address is not None or workers is not None:
-            raise ValueError("--address and --workers apply to --engine ray; pass --engine ray to use them")
         yield None
         return
     from ...sideinfo.engines import compute_engine
-    from ...sideinfo.raypool import RayPool, require_ray
+    from ...sideinfo.raypool import RayPool
+    from ...sideinfo.raysession import check_address, require_ray
 
     require_ray()  # a missing extra is one line before any work, not after the first run
+    check_address(address)  # an address where no cluster answers: one line now, not a hang once Ray is needed
     where = "set PAIRMEASURES_CACHE_DIR to a folder every node and this machine share"
     with RayPool(address, workers=workers, private=True, where=where) as pool, compute_engine(pool):
         yield pool

@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="document field(s) embedded (default: the dataset's own; as the audit's --text)")
     parser.add_argument("--batch-size", type=int, default=None,
                         help="texts per forward pass (default: 64 on a CPU, 256 on a GPU)")
-    parser.add_argument("--shard-size", type=int, default=2048,
+    parser.add_argument("--shard-size", type=int, default=None,
                         help="with --engine ray: texts per shard, the unit of work and of resuming (default 2048)")
     parser.add_argument("--work", default=None, metavar="DIR",
                         help="with --engine ray: the shard folder (default: shards/ in the cache folder); on a "
@@ -52,11 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ...pipelines.corpus_embedding import embed_corpus
+    from ...sideinfo.engines import check_engine_options
     from ..console import say
 
-    if args.engine == "local" and (args.address or args.workers or args.work or args.tokenizers is not None):
-        say("embed", "--address, --workers, --tokenizers and --work apply to --engine ray; pass --engine ray to use "
-                     "them")
+    try:  # before any work: the options, whether Ray would be needed or not
+        check_engine_options(args.engine, address=args.address, workers=args.workers, tokenizers=args.tokenizers,
+                             shard_size=args.shard_size, work=args.work, batch_size=args.batch_size)
+    except ValueError as exc:
+        say("embed", str(exc))
         return 2
     try:  # with --json, stdout holds the JSON alone: what the run prints (Ray's notes on retried actors) goes to stderr
         with contextlib.redirect_stdout(sys.stderr if args.json else sys.stdout):
