@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 import numpy as np
 
 from ..math import list_index, list_lengths
+from ..sideinfo.repeats import repeat_in_blocks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -282,6 +283,28 @@ def _shown_order(run: "pd.DataFrame", row_query: np.ndarray) -> np.ndarray:
     return shown
 
 
+def _twice_problem(run: "pd.DataFrame", doc_column: np.ndarray, order: np.ndarray, offsets: np.ndarray) -> Optional[str]:
+    """The error for a document the run ranks twice for one query (``doc_column``: the run's ``doc_id``s; ``order``:
+    the judged rows, by query, whose lists start at ``offsets``), wherever the two rows are (a ranking lists each
+    document once); None when there is none. Rows without a document id are left to the check of missing ids."""
+    import pandas as pd
+
+    docs = doc_column[order]
+    found = repeat_in_blocks(docs, offsets.tolist())
+    if found is not None and pd.isna(docs[found[1]]):  # two rows without an id: not a document ranked twice
+        docs = np.where(pd.isna(docs), np.array([object() for _ in range(docs.size)], dtype=object), docs)
+        found = repeat_in_blocks(docs, offsets.tolist())
+    if found is None:
+        return None
+    first, second = sorted(int(order[position]) for position in found)
+    scores = run["score"].iloc[[first, second]].tolist()
+    return (f"the run ranks the same document twice for {_first_rows(run, np.array([second]))} (rows {first} and "
+            f"{second} of the frame, " + (f"score {scores[0]!r} both times" if scores[0] == scores[1] else
+                                          f"scores {scores[0]!r} and {scores[1]!r}")
+            + "); a ranking lists each document once: drop duplicate (query, document) rows first, e.g. "
+              "run.drop_duplicates(['query_id', 'doc_id'])")
+
+
 def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Optional[int], columns: list[str],
                        relevance: Optional["QrelsLookup"] = None, ties: str = "trec_eval") -> RankedLists:
     """Sort ``run`` once into :class:`RankedLists` for the judged ``query_ids``.
@@ -324,6 +347,9 @@ def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Option
     full_offsets = np.concatenate([[0], np.cumsum(counts)])
     ranks = np.arange(order.size) - full_offsets[row_query[order]]
     doc_column = run["doc_id"].to_numpy()
+    problem = _twice_problem(run, doc_column, order, full_offsets)
+    if problem:
+        raise RunInputError(problem)
     if ties not in ("trec_eval", "system"):
         raise ValueError(f"ties must be 'trec_eval' or 'system', got {ties!r}")
     shown = _shown_order(run, row_query) if ties == "system" else None
@@ -340,11 +366,6 @@ def build_ranked_lists(run: "pd.DataFrame", query_ids: np.ndarray, depth: Option
         raise RunInputError(problem)
     doc_ids = np.array([str(d) for d in kept_docs], dtype=object)
     kept_query = query_ids[row_query[order]]
-    duplicated = pd.DataFrame({"q": kept_query, "d": doc_ids}).duplicated().to_numpy()
-    if duplicated.any():
-        rows = order[np.flatnonzero(duplicated)]
-        raise RunInputError(f"the run ranks the same document twice for {_first_rows(run, rows)}; "
-                            "drop duplicate (query, document) rows first")
     lists = RankedLists(
         query_ids=query_ids,
         offsets=offsets,

@@ -48,11 +48,24 @@ def _literal(text: str, spec: str):
     return int(value) if re.fullmatch(r"[+-]?\d+", value) else number
 
 
+#: What starts a stage of a form of its own whose argument may be quoted: ``run:`` (``run:'my>>run.trec'``).
+_PREFIX = re.compile(r"[a-z_][a-z0-9_.]*:", re.IGNORECASE)
+
+
 def _split_stages(spec: str) -> list[str]:
-    """``spec`` split at the ``>>`` that are outside parentheses."""
-    parts, depth, start, i = [], 0, 0, 0
+    """``spec`` split at the ``>>`` that are outside parentheses and outside a quoted argument of a ``prefix:``
+    stage (``run:'my>>run.trec'``, ``run:"..."``: the path between the quotes, read as written)."""
+    parts, depth, start, i, quote = [], 0, 0, 0, ""
     while i < len(spec):
         char = spec[i]
+        if quote:
+            quote = "" if char == quote else quote
+            i += 1
+            continue
+        if char in "'\"" and depth == 0 and _PREFIX.fullmatch(spec[start:i].strip()):
+            quote = char
+            i += 1
+            continue
         depth += char == "("
         depth -= char == ")"
         if depth < 0:
@@ -62,6 +75,9 @@ def _split_stages(spec: str) -> list[str]:
             start = i = i + 2
             continue
         i += 1
+    if quote:
+        raise SpecError(f"system {spec!r}: a {quote} is not closed; write the path between two of them, e.g. "
+                        f"run:{quote}my>>run.trec{quote}")
     if depth:
         raise SpecError(f"system {spec!r}: a '(' is not closed")
     return parts + [spec[start:]]

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import InputWarning
 from .beir import QRELS_HEADER, DataFileError, numbered_lines, read_qrels, read_table
+from .repeats import check_ranked_once, query_starts, repeated_pair
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,17 +37,13 @@ _BLOCK = 1 << 20
 
 def nest(query_ids: Sequence[str], doc_ids: Sequence[str], values: Sequence) -> dict[str, dict[str, object]]:
     """``{query: {document: value}}`` of three parallel columns, as ``ir_measures`` builds it from a run (a document
-    listed twice for a query keeps its last value); rows of one query need not be adjacent."""
+    listed twice for a query keeps its last value: the readers refuse such a run first); rows of one query need not
+    be adjacent."""
     query_ids, doc_ids, values = list(query_ids), list(doc_ids), list(values)
-    queries = list(dict.fromkeys(query_ids))
-    starts, position = [], 0
-    for query in queries:  # where each query's rows start, if each query's rows are adjacent
-        position = query_ids.index(query, position)
-        starts.append(position)
-    ends = starts[1:] + [len(query_ids)]
-    if all(query_ids[start:end].count(query) == end - start for query, start, end in zip(queries, starts, ends)):
-        return {query: dict(zip(doc_ids[start:end], values[start:end])) for query, start, end in
-                zip(queries, starts, ends)}
+    bounds = query_starts(query_ids)
+    if bounds is not None:
+        return {query_ids[start]: dict(zip(doc_ids[start:end], values[start:end])) for start, end in
+                zip(bounds[:-1], bounds[1:])}
     result: dict[str, dict[str, object]] = {}
     for query, doc, value in zip(query_ids, doc_ids, values):
         result.setdefault(query, {})[doc] = value
@@ -82,12 +79,12 @@ class Qrels:
 
 
 class Run:
-    """A run: query, document and score columns, with the TREC rank field's text (``ranks``) or every column of a
+    """A run: query, document and score columns, with the TREC rank field's numbers (``ranks``) or every column of a
     tab-separated run (``table``, a DataFrame); or, read for the nested dicts alone (:func:`load_run_file` with
     ``columns=False``), those dicts only."""
 
     def __init__(self, query_ids: list[str], doc_ids: list[str], scores: list[float],
-                 ranks: Optional[Sequence[str]] = None, table: Optional[pd.DataFrame] = None,
+                 ranks: Optional[Sequence[float]] = None, table: Optional[pd.DataFrame] = None,
                  nested: Optional[dict] = None):
         self.query_ids, self.doc_ids, self.scores, self.ranks, self.table = query_ids, doc_ids, scores, ranks, table
         self._nested = nested
@@ -111,9 +108,9 @@ class Run:
         return set(self.nested())
 
     def frame(self) -> pd.DataFrame:
-        """``query_id, doc_id, score`` and the side columns; for a TREC run, its rank field as ``rank`` when every
-        line has a number there (the order the system showed, which ``ties='system'`` reads). A run read for its
-        nested dicts alone gives the three columns, each document of a query once."""
+        """``query_id, doc_id, score`` and the side columns; for a TREC run, its rank field as ``rank`` (the order
+        the system showed, which ``ties='system'`` reads). A run read for its nested dicts alone gives the three
+        columns."""
         if self.table is not None:
             return self.table
         import pandas as pd
@@ -125,9 +122,8 @@ class Run:
         frame = pd.DataFrame({"query_id": self.query_ids, "doc_id": self.doc_ids,
                               "score": np.asarray(self.scores, dtype=np.float64)})
         if self.ranks is not None:
-            rank = pd.to_numeric(pd.Series(self.ranks), errors="coerce")
-            if rank.notna().all():  # trec_eval itself ignores the field
-                frame["rank"] = rank.to_numpy()
+            rank = np.asarray(self.ranks, dtype=np.float64)
+            frame["rank"] = rank.astype(np.int64) if (rank == np.round(rank)).all() else rank
         return frame
 
 
@@ -217,15 +213,16 @@ def _read_trec_qrels(file: Path, path: str) -> Qrels:
 
 
 def read_run_file(path: str) -> pd.DataFrame:
-    """A run as ``query_id, doc_id, score`` and any side columns: a TREC run file (with its rank field as ``rank``
-    when every line has a number there: the order the system showed, which ``ties='system'`` reads), or a TSV with
-    a header."""
+    """A run as ``query_id, doc_id, score`` and any side columns: a TREC run file (with its rank field as ``rank``:
+    the order the system showed, which ``ties='system'`` reads), or a TSV with a header."""
     return load_run_file(path).frame()
 
 
 def load_run_file(path: str, *, columns: bool = True) -> Run:
     """A TREC run file or a tab-separated run with a header as :class:`Run`. ``columns=False`` keeps only what the
-    nested dicts need (no columns, no rank field): a TREC run then takes the memory ``ir_measures`` takes."""
+    nested dicts need (no columns, no rank field): a TREC run then takes the memory ``ir_measures`` takes. A
+    document ranked twice for a query (with the same score or not), and, read with its columns, a rank field that
+    is not a number, are errors naming the file and line."""
     file = _existing(path, "RUN")
     header = _header(file)
     if any(k in header for k in _QUERY_KEYS) and any(k in header for k in _DOC_KEYS):
@@ -234,37 +231,44 @@ def load_run_file(path: str, *, columns: bool = True) -> Run:
     run = _fast_run(file, columns)
     if run is not None:
         return run
-    query_ids, doc_ids, scores, ranks = [], [], [], []
+    query_ids, doc_ids, scores, ranks, numbers = [], [], [], [], []
     hint = "; a file with side columns needs a header line naming query_id, doc_id and score (tab-separated)"
     for number, fields in _trec_lines(file, "run", "query Q0 doc rank score tag", hint):
         query_ids.append(fields[0])
         doc_ids.append(fields[2])
         scores.append(_score(file, number, fields[4]))
-        ranks.append(fields[3])
+        if columns:
+            ranks.append(_rank(file, number, fields[3]))
+        numbers.append(number)
     if not query_ids:
         raise DataFileError(file, None, _NO_RESULTS)
-    return Run(query_ids, doc_ids, scores, ranks=ranks)
+    check_ranked_once(file, query_ids, doc_ids, scores, numbers)
+    return Run(query_ids, doc_ids, scores, ranks=ranks) if columns else Run.from_nested(nest(query_ids, doc_ids, scores))
 
 
 def _fast_run(file: Path, columns: bool) -> Optional[Run]:
     """A TREC run read a block at a time (:func:`_token_blocks`), or None when anything is unusual (the line-by-line
-    reader then says where): a line with another number of fields, a score that is not a finite number, no line."""
+    reader then says where): a line with another number of fields, a score (or, with ``columns``, a rank) that is
+    not a finite number, a document ranked twice for a query, no line."""
     query_ids: list[str] = []
     doc_ids: list[str] = []
     scores: list[float] = []
-    ranks: list[str] = []
+    ranks: list[float] = []
     nested: dict[str, dict] = {}
+    rows = 0
     try:
         for tokens in _token_blocks(file, 6):
             values = list(map(float, tokens[4::6]))
-            if not np.isfinite(np.fromiter(values, dtype=np.float64, count=len(values))).all():
+            shown = list(map(float, tokens[3::6])) if columns else []
+            if not np.isfinite(np.fromiter(values + shown, dtype=np.float64, count=len(values) + len(shown))).all():
                 return None
             if columns:
                 query_ids += tokens[0::6]
                 doc_ids += tokens[2::6]
                 scores += values
-                ranks += tokens[3::6]
+                ranks += shown
                 continue
+            rows += len(values)
             for query, docs in nest(tokens[0::6], tokens[2::6], values).items():  # a block at a time
                 earlier = nested.get(query)
                 if earlier is None:
@@ -274,8 +278,9 @@ def _fast_run(file: Path, columns: bool) -> Optional[Run]:
     except (_Unusual, ValueError):
         return None
     if columns:
-        return Run(query_ids, doc_ids, scores, ranks=ranks) if query_ids else None
-    return Run.from_nested(nested) if nested else None
+        return Run(query_ids, doc_ids, scores, ranks=ranks) if query_ids and not repeated_pair(query_ids, doc_ids) \
+            else None
+    return Run.from_nested(nested) if nested and sum(map(len, nested.values())) == rows else None
 
 
 _NO_RESULTS = ("holds no results: a run file has one line per ranked document (query Q0 doc rank score tag, or a "
@@ -361,6 +366,17 @@ def _score(file: Path, number: int, text: str) -> float:
     return score
 
 
+def _rank(file: Path, number: int, text: str) -> float:
+    try:
+        rank = float(text)
+    except ValueError:
+        rank = math.nan
+    if not math.isfinite(rank):
+        raise DataFileError(file, number, f"rank {text!r} (the fourth field) is not a number: give every line its rank "
+                                          "(1, 2, ... in the order the system showed), which ties='system' reads")
+    return rank
+
+
 def _read_run_table(file: Path) -> pd.DataFrame:
     import pandas as pd
 
@@ -380,10 +396,14 @@ def _read_run_table(file: Path) -> pd.DataFrame:
                                                          "lists the others)")
     frame = pd.DataFrame({"query_id": columns[query_key], "doc_id": columns[doc_key]})
     frame["score"] = [_score(file, number, text) for number, text in zip(numbers, columns["score"])]
+    check_ranked_once(file, columns[query_key], columns[doc_key], frame["score"].tolist(), numbers)
     for name in header:
         if name in (query_key, doc_key, "score"):
             continue
         values = pd.to_numeric(pd.Series(columns[name]), errors="coerce").to_numpy()
+        if name == "rank" and not np.isfinite(values).all():
+            bad = int(np.flatnonzero(~np.isfinite(values))[0])
+            _rank(file, numbers[bad], columns[name][bad])
         # a column of finite numbers is scores (polarity); anything else stays text (group labels, text)
         frame[name] = values if np.isfinite(values).all() else np.asarray(columns[name], dtype=object)
     return frame

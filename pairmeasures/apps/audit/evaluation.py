@@ -41,6 +41,7 @@ def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFram
     rows = []
     for system, run in runs.items():
         frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
+        _check_ranked_once(system, frame)
         for part, chosen in ((top_rows(frame, depth), cut), (frame, whole)):
             rows += [(system, query, names[measure], value) for measure, query, value in _values(part, qrels, chosen)]
     table = pd.DataFrame(rows, columns=["system", "qid", "measure", "value"])
@@ -48,6 +49,20 @@ def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFram
     return table.sort_values(["system", "measure", "qid"], key=lambda c: c.map(order) if c.name == "measure" else
                              c.map({s: i for i, s in enumerate(runs)}) if c.name == "system" else c,
                              ignore_index=True)
+
+
+def _check_ranked_once(system: str, frame: "pd.DataFrame") -> None:
+    """A ValueError naming the system, query and document where its run ranks a document twice for one query (every
+    measure then reads the whole run, as a run file is read: :mod:`pairmeasures.sideinfo.repeats`)."""
+    from ...sideinfo.repeats import repeated_pair
+
+    found = repeated_pair(frame["query_id"].tolist(), frame["doc_id"].tolist())
+    if found is not None:
+        row = frame.iloc[found[1]]
+        raise ValueError(f"system {system!r}: its run ranks document {row['doc_id']!r} twice for query "
+                         f"{row['query_id']!r} (scores {float(frame['score'].iloc[found[0]])!r} and "
+                         f"{float(row['score'])!r}); a "
+                         "ranking lists each document once: make the last stage return each document once per query")
 
 
 def _values(frame: "pd.DataFrame", qrels: "pd.DataFrame", measures: list):
@@ -136,6 +151,7 @@ def delta_a_prf(runs: dict, qrels: "pd.DataFrame", resamples: int, seed: int) ->
     results = {}
     for system, run in runs.items():
         frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
+        _check_ranked_once(system, frame)
         try:
             result = measure(frame, qrels, labels="group", missing="skip", resamples=resamples, seed=seed)
         except ValueError as error:

@@ -176,9 +176,9 @@ def choose_measures(profile: "Profile", measures: Optional[Sequence[str]]) -> Me
     """The audit's measures (``measures``, else :func:`default_measures`), checked against the profile."""
     from ...measures import PairMeasure
     from ...measures.provider import provider
-    from ..evaluate import parse_measures
+    from ..evaluate import parse_measures, split_measure_texts
 
-    chosen = parse_measures(list(measures) if measures else default_measures(profile))
+    chosen = parse_measures(split_measure_texts(measures) if measures else default_measures(profile))
     shown = {str(m): m for m in chosen}
     needs = frozenset(provider.run_inputs([m for m in shown.values() if isinstance(m, PairMeasure)]))
     if "group" in needs and profile.labels is None:

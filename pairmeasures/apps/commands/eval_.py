@@ -14,6 +14,9 @@ from pathlib import Path
 
 from ..evaluate import FILES_HELP, OUTPUT_FORMATS
 
+#: The most decimal places ``-p`` prints (a double holds about 17 significant digits; ``-p -1`` prints them all).
+MAX_PLACES = 20
+
 HELP = "evaluate a run file against qrels, like the ir_measures command, with the bias measures"
 DESCRIPTION = ("Evaluate RUN against QRELS with each MEASURE (an ir_measures measure string: relevance "
                "measures such as nDCG@10 and bias measures such as \"rKL(group='beir:DIR')@10\"; one argument may "
@@ -34,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="one value per query and measure, then the means under query 'all'")
     parser.add_argument("-n", "--no_summary", action="store_true", help="with -q: leave out the means")
     parser.add_argument("-p", "--places", type=int, default=4, metavar="P",
-                        help="decimal places of the values (default 4; -1: every digit, as Python prints it)")
+                        help=f"decimal places of the values, 0 to {MAX_PLACES} (default 4; -1: every digit, as Python "
+                             "prints it)")
     parser.add_argument("-o", "--output_format", "--format", dest="format", choices=OUTPUT_FORMATS, default="tsv",
                         help="tsv (default) or jsonl, the lines the ir_measures command prints; or a markdown, csv "
                              "or json table")
@@ -50,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.no_summary and not args.per_query:
         raise ValueError("-n/--no_summary leaves the means out of the per-query lines: give it with -q/--by_query")
-    if args.places < -1:
-        raise ValueError(f"-p/--places must be -1 (every digit) or at least 0, got {args.places}")
+    if not -1 <= args.places <= MAX_PLACES:
+        raise ValueError(f"-p/--places must be -1 (every digit, as Python prints the value) or 0 to {MAX_PLACES} (a "
+                         f"value holds about 17 significant digits), got {args.places}")
     measures = parse_measures(split_measure_texts(args.measures))
     collecting = gc.isenabled()
     gc.disable()  # reading a run makes millions of objects and no cycles: the collector would only look at them

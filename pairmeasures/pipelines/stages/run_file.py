@@ -57,10 +57,16 @@ def identity(stage: Stage) -> str:
 
 
 def match(text: str) -> Optional[tuple]:
-    return (text[len(PREFIX):].strip(),) if text.startswith(PREFIX) else None
+    """``(PATH,)`` of ``run:PATH``; a PATH between two quotes (``run:'my>>run.trec'``, as a path holding ``>>`` or
+    a parenthesis must be written) is read without them."""
+    if not text.startswith(PREFIX):
+        return None
+    path = text[len(PREFIX):].strip()
+    return (path[1:-1] if len(path) >= 2 and path[0] in "'\"" and path[-1] == path[0] else path,)
 
 
 RUN = register_stage(StageType(
-    "run", "run:PATH", "a TREC or TSV run file (first stage only)", "run:runs/bm25.trec", build,
+    "run", "run:PATH", "a TREC or TSV run file (first stage only; quote a PATH that holds '>>' or a parenthesis)",
+    "run:runs/bm25.trec or run:'runs/bm25>>ce.trec'", build,
     usage="run:PATH", arguments=1, required=1, place="first", fresh="first", check=check, identity=identity,
     match=match))
