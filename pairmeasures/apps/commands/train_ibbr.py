@@ -76,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ...sideinfo import InputWarning
-    from ...train._resume import ResumeWarning
+    from ...train import ResumeWarning
     from ...train.ibbr_training import train_ibbr
     from ..console import warnings_shown
 

@@ -86,7 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...train._resume import ResumeWarning
+    from ...train import ResumeWarning
     from ...train.polarity import evaluation_table, train_polarity
     from ..console import warnings_shown
 
