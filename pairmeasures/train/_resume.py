@@ -151,9 +151,10 @@ def _damage(checkpoint: Path) -> tuple[Optional[str], Optional[dict]]:
     return None, record
 
 
-def resume_point(checkpoints: Path, command: str) -> Resume:
+def resume_point(checkpoints: Path, command: str, *, max_steps: Optional[int] = None) -> Resume:
     """The newest intact checkpoint in ``checkpoints`` (see the module's step 1), after a :class:`ResumeWarning`
-    naming each newer damaged one; a ValueError when there is none or it was saved by another command."""
+    naming each newer damaged one; a ValueError when there is none, it was saved by another command, or it has
+    trained more steps than ``max_steps``."""
     found = _checkpoints(checkpoints)
     if not found:
         raise ValueError(f"--resume: no checkpoint in {checkpoints}; train with --checkpoint-every N first")
@@ -167,6 +168,9 @@ def resume_point(checkpoints: Path, command: str) -> Resume:
         if record["training"].get("command") != command:
             raise ValueError(f"--resume: {path} was saved by pairmeasures {record['training'].get('command')}, not "
                              f"{command}: choose another --out, or {_AGAIN}")
+        if max_steps is not None and max_steps < step:
+            raise ValueError(f"--resume: {path} has trained {step} steps, more than --max-steps {max_steps}: give at "
+                             f"least --max-steps {step}")
         if damaged:
             warnings.warn(ResumeWarning(f"{'; '.join(damaged)}; continuing from {path.name}, the newest intact "
                                         "checkpoint"), stacklevel=2)
@@ -245,7 +249,7 @@ def replaces_model(out: Path, kind: FolderOutput, checkpoints: Path, training_fi
                      "another --out")
 
 
-def callbacks(training: Training, run: str, checkpoints: Path, resume: Optional[Resume], progress: Any = None) -> list:
+def callbacks(training: Training, run: str, checkpoints: Path, resume: Optional[Resume]) -> list:
     """The trainer callbacks of a training with checkpoints: the record of each checkpoint saved (add them after
     every callback that writes into a checkpoint), and on ``resume`` the length check (an error below the
     checkpoint's step; a changed length warns and puts the learning rate on the new length's schedule from the

@@ -122,12 +122,9 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
     replace = replaces_model(out, OUTPUT, checkpoint_folder(out), TRAINING_FILE, resume=resume, force=force)
     with output_folder(out, OUTPUT, force=replace) as claim:  # locked and checked before any work
         checkpoints = check_checkpoints(out, force=force, resume=resume)
-        resumed = resume_point(checkpoints, "train-ibbr") if resume else None
+        resumed = resume_point(checkpoints, "train-ibbr", max_steps=max_steps) if resume else None
         if resumed is not None and replace and not force and out.is_dir() and model_run(out, TRAINING_FILE) != resumed.run:
             raise ValueError(f"--out {out} changed since it was checked: pass --force to replace it")
-        if resumed is not None and max_steps is not None and max_steps < resumed.step:
-            raise ValueError(f"--resume: {resumed.checkpoint} has trained {resumed.step} steps, more than --max-steps "
-                             f"{max_steps}: give at least --max-steps {resumed.step}")
         held = read_query_ids(held_out) if held_out is not None else set()
         triples = load_triples(data, negatives=negatives, candidates=candidates, text=text, labels=labels,
                                held_out=held, limit=limit, negatives_run=negatives_run)

@@ -300,12 +300,9 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     replace = replaces_model(out, OUTPUT, checkpoint_folder(out), TRAINING_FILE, resume=resume, force=force)
     with output_folder(out, OUTPUT, force=replace) as claim:  # locked and checked before any work
         checkpoints = check_checkpoints(out, force=force, resume=resume, scratch=(_TRAINED,))
-        resumed = resume_point(checkpoints, "train-polarity") if resume else None
+        resumed = resume_point(checkpoints, "train-polarity", max_steps=max_steps) if resume else None
         if resumed is not None and replace and not force and out.is_dir() and model_run(out, TRAINING_FILE) != resumed.run:
             raise ValueError(f"--out {out} changed since it was checked: pass --force to replace it")
-        if resumed is not None and max_steps is not None and max_steps < resumed.step:
-            raise ValueError(f"--resume: {resumed.checkpoint} has trained {resumed.step} steps, more than --max-steps "
-                             f"{max_steps}: give at least --max-steps {resumed.step}")
         training = polarity_training_set(folder, split_field=split_field, train_split=train_split,
                                          evaluation_split=evaluation_split, held_out_fraction=held_out_fraction,
                                          exclude=exclude, text=text, positive=positive, seed=seed)
