@@ -165,7 +165,8 @@ def test_train_load_audit_resume_and_seed(folder, tmp_path):
 
     first = tmp_path / "first"
     done = train(folder, first, "--checkpoint-every", "1", "--fairness", "pd", "--lambda", "0.5")
-    assert "trained 2 steps on 8 data pairs" in done.stdout
+    assert done.stdout.startswith("trained 2 steps on 8 data pairs") and len(done.stdout.splitlines()) == 2
+    assert "pairmeasures train-ibbr: step 2/2: loss " in done.stderr  # the trainer's log, on stderr
     record = json.loads((first / "training.json").read_text())
     assert record["losses"]["steps"] == 2 and record["losses"]["degenerate_batches"] == 0
     assert record["recipe"]["fairness"] == "pd" and record["recipe"]["lambda"] == 0.5
@@ -181,13 +182,20 @@ def test_train_load_audit_resume_and_seed(folder, tmp_path):
                          "--measures", "nDCG@5", "--resamples", "100", "--no-tradeoff", "--out", str(tmp_path / "audit"))
     assert (tmp_path / "audit" / "report.html").is_file(), audit.stdout
 
-    # Refuses to overwrite; resuming from checkpoint 1 continues at step 2 and lands on the same weights.
+    # Refuses to overwrite; --resume with another recipe is refused naming both values; resuming from checkpoint 1
+    # continues at step 2 and lands on the same weights, replacing the model of the same training without --force.
     refused = train(folder, first, check=False)
     assert refused.returncode == 2 and "exists: pass --force" in refused.stderr
     shutil.rmtree(tmp_path / "first.checkpoints" / "checkpoint-2")
-    train(folder, first, "--resume", "--force", "--fairness", "pd", "--lambda", "0.5")
+    refused = train(folder, first, "--resume", "--fairness", "pd", "--lambda", "0.7", check=False)
+    assert refused.returncode == 2 and refused.stderr.strip().splitlines()[-1] == (
+        f"pairmeasures train-ibbr: error: --resume: {tmp_path / 'first.checkpoints' / 'checkpoint-1'} was trained with "
+        "--lambda 0.5 (this command: --lambda 0.7): give the checkpoint's values to continue it, or start over with "
+        "--force instead of --resume (it discards these checkpoints)")
+    train(folder, first, "--resume", "--fairness", "pd", "--lambda", "0.5")
     resumed = json.loads((first / "training.json").read_text())
     assert resumed["losses"]["steps"] == 2 and resumed["recipe"]["resumed_from"].endswith("checkpoint-1")
+    assert resumed["run"] == record["run"]
     assert [entry["step"] for entry in resumed["losses"]["history"] if "loss" in entry] == [1, 2]
     assert weights(first) == trained
 

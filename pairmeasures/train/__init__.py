@@ -11,7 +11,9 @@ from typing import Any
 _IBBR = ("IBBRLoss", "ibbr_dataset", "normed_prf", "pairwise_difference_loss", "t_statistic_loss", "ranking_loss",
          "GROUP_LABELS")
 _POLARITY = ("ClaimTripletLoss", "polarity_training_set", "train_polarity")
-__all__ = [*_IBBR, *_POLARITY]
+#: What the training commands' --resume warns about (:mod:`pairmeasures.train._resume`; no torch).
+_RESUME = ("ResumeWarning",)
+__all__ = [*_IBBR, *_POLARITY, *_RESUME]
 
 
 def __getattr__(name: str) -> Any:
@@ -23,4 +25,8 @@ def __getattr__(name: str) -> Any:
         from pairmeasures.train import polarity
 
         return getattr(polarity, name)
+    if name in _RESUME:
+        from pairmeasures.train import _resume
+
+        return getattr(_resume, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,11 +5,13 @@ resumable (``--resume``), so that an interrupted training leaves nothing hidden.
 from __future__ import annotations
 
 import shutil
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
-__all__ = ["warmup_argument", "checkpoint_folder", "check_checkpoints", "last_checkpoint", "checkpoints_kept"]
+__all__ = ["warmup_argument", "checkpoint_folder", "check_checkpoints", "last_checkpoint", "checkpoints_kept",
+           "log_to_stderr"]
 
 
 def warmup_argument(ratio: float, transformers_version: Optional[str] = None) -> dict:
@@ -56,14 +58,57 @@ def check_checkpoints(out: Path, *, force: bool, resume: bool, scratch: tuple[st
 
 @contextmanager
 def checkpoints_kept(checkpoints: Path) -> Iterator[None]:
-    """A Ctrl-C inside the block says where the training state is kept and how to continue."""
+    """A Ctrl-C inside the block says where the training state is kept and how to continue (the newest checkpoint
+    with its record: one the interrupt stopped while it was saved is not one to continue from)."""
+    from ._resume import newest_recorded
+
     try:
         yield
     except KeyboardInterrupt:
-        latest = last_checkpoint(checkpoints)
+        latest = newest_recorded(checkpoints)
         if latest is None:
             if checkpoints.is_dir() and not any(checkpoints.iterdir()):
                 checkpoints.rmdir()  # the trainer made it, and saved nothing there
             raise
         raise KeyboardInterrupt(f"the training state is kept in {latest}: the same command with --resume continues "
                                 "from it") from None
+
+
+_LOG_NAMES = {"learning_rate": "learning rate", "grad_norm": "gradient norm"}
+
+
+def _log_line(command: str, state, logs: Optional[dict]) -> Optional[str]:
+    """``pairmeasures COMMAND: step 3/4: loss 0.2154, learning rate 1.67e-05, ...`` of one training log (None for the
+    trainer's closing summary, which the command's result line gives)."""
+    if not logs or "train_runtime" in logs:
+        return None
+    values = ", ".join(f"{_LOG_NAMES.get(key, key)} {value:.4g}" if isinstance(value, float) else
+                       f"{_LOG_NAMES.get(key, key)} {value}" for key, value in logs.items() if key != "total_flos")
+    return f"pairmeasures {command}: step {state.global_step}/{state.max_steps}: {values}"
+
+
+def log_to_stderr(trainer, command: str) -> None:
+    """Send the trainer's log lines (loss, learning rate, ... each logging step) to stderr, above its progress bar
+    when it shows one, as :func:`_log_line` words them: transformers prints them on stdout, which keeps only the
+    command's result."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    class ProgressOnStderr(ProgressCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            line = _log_line(command, state, logs)
+            if state.is_world_process_zero and line:
+                if self.training_bar is not None:
+                    self.training_bar.write(line, file=sys.stderr)
+                else:
+                    print(line, file=sys.stderr)
+
+    class LogOnStderr(PrinterCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            line = _log_line(command, state, logs)
+            if state.is_local_process_zero and line:
+                print(line, file=sys.stderr)
+
+    bar = any(isinstance(callback, ProgressCallback) for callback in trainer.callback_handler.callbacks)
+    trainer.remove_callback(ProgressCallback)
+    trainer.remove_callback(PrinterCallback)
+    trainer.add_callback(ProgressOnStderr() if bar else LogOnStderr())

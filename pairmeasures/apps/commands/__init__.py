@@ -34,7 +34,10 @@ def add_checkpoint_arguments(parser: argparse.ArgumentParser, command: str) -> N
                         help="save a checkpoint every N steps into MODEL.checkpoints/ (default: none)")
     parser.add_argument("--keep-checkpoints", type=int, default=2, metavar="N",
                         help="keep the N latest checkpoints (each holds the model and optimizer state; default 2)")
-    parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in MODEL.checkpoints/")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue from the newest intact checkpoint in MODEL.checkpoints/ (refused for another "
+                             "--base, other data or another recipe; replaces MODEL of the same training without "
+                             "--force; another --max-steps warns: docs/polarity.md, 'Checkpoints and --resume')")
     parser.add_argument("--force", action="store_true",
                         help=f"replace an earlier {command} MODEL, and discard old checkpoints when not resuming")
 

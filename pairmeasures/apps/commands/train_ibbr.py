@@ -76,11 +76,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ...sideinfo import InputWarning
+    from ...train import ResumeWarning
     from ...train.ibbr_training import train_ibbr
     from ..console import warnings_shown
 
-    # the dependencies' deprecations are not the user's business; what the data lacks is
-    with warnings_shown("train-ibbr", ("ignore", Warning), ("always", InputWarning)):
+    # the dependencies' deprecations are not the user's business; what the data lacks, and what --resume does, is
+    with warnings_shown("train-ibbr", ("ignore", Warning), ("always", InputWarning), ("always", ResumeWarning)):
         record = train_ibbr(args.data, args.out, base=args.base, fairness=args.fairness, lambda_=args.lambda_,
                             negatives=args.negatives, batch_size=args.batch_size, epochs=args.epochs,
                             max_steps=args.max_steps, lr=args.lr, warmup_ratio=args.warmup_ratio,

@@ -86,6 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ...train import ResumeWarning
     from ...train.polarity import evaluation_table, train_polarity
     from ..console import warnings_shown
 
@@ -97,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     elif args.chunk_sentences != 3:
         raise ValueError("--chunk-sentences cuts the documents of --long-documents DIR: give that folder too")
     max_length = args.max_length if args.max_length is not None else (128 if extra is not None else 64)
-    with warnings_shown("train-polarity", ("ignore", Warning)):  # the dependencies' deprecations are not the user's business
+    # the dependencies' deprecations are not the user's business; what --resume does is
+    with warnings_shown("train-polarity", ("ignore", Warning), ("always", ResumeWarning)):
         record = train_polarity(
             args.folder, args.out, base=args.base, split_field=args.split_field, train_split=args.train_split,
             evaluation_split=args.evaluation_split, held_out_fraction=args.held_out, exclude=args.exclude,
