@@ -183,24 +183,30 @@ def test_msmarco_sets_without_ir_datasets_files_name_them_and_never_connect(tmp_
     home.mkdir()
     qrels, run = trec_files(tmp_path)
     base = home / "msmarco-passage"
-    for command, dataset, qrels_name, target in (
-            (["audit", "--dataset", QS2, "--systems", "bm25", "--out", str(tmp_path / "out")], QS2, "qrels.dev.tsv",
-             "dev/qrels"),
-            (["eval", QS1, str(run), "nDCG@10"], QS1, "qrels.dev.tsv", "dev/qrels"),
-            (["embed", DL19], DL19, "2019qrels-pass.txt", "trec-dl-2019/qrels"),
-            (["datasets", "export", QS2, "docs"], QS2, "qrels.dev.tsv", "dev/qrels")):
+    collection = ("the collection (collectionandqueries.tar.gz, 1.06 GB)", "collectionandqueries.tar.gz")
+    for command, dataset, lacks in (  # what each needs: an audit all of it, embed the documents, eval the qrels
+            (["audit", "--dataset", QS2, "--systems", "bm25", "--out", str(tmp_path / "out")], QS2,
+             [collection, ("the qrels (qrels.dev.tsv, 1.2 MB)", "dev/qrels")]),
+            (["eval", QS1, str(run), "nDCG@10"], QS1, [("the qrels (qrels.dev.tsv, 1.2 MB)", "dev/qrels")]),
+            (["embed", DL19], DL19, [collection]),
+            (["audit", "--dataset", DL19, "--systems", "bm25", "--out", str(tmp_path / "out")], DL19,
+             [collection, ("the qrels (2019qrels-pass.txt, 187 kB)", "trec-dl-2019/qrels")]),
+            (["datasets", "export", QS2, "docs"], QS2, [collection])):
         done = offline(*command, home=home, cwd=tmp_path)
         assert done.returncode != 0 and "Traceback" not in done.stderr and "CONNECTION" not in done.stderr, done.stderr
         lines = done.stderr.splitlines()
-        assert lines[0].startswith(f"pairmeasures {command[0]}: ") and f"{dataset} is not available here: " \
-            f"ir_datasets' msmarco-passage lacks the collection (collectionandqueries.tar.gz, 1.06 GB) and the qrels " \
-            f"({qrels_name}, " in lines[0], done.stderr
-        assert f"in {base}/ ($IR_DATASETS_HOME), and pairmeasures does not download them." in lines[0]
-        assert f"    -> {base}/collectionandqueries.tar.gz (ir_datasets extracts collection.tsv from it)" in lines
-        assert f"    -> {base / target}" in lines
-        assert "https://msmarco.z22.web.core.windows.net/msmarcoranking/collectionandqueries.tar.gz (1.06 GB, md5 " \
-               "31644046b18952c1386cd4564ba2ae69)" in done.stderr
-        assert "'ir_datasets export msmarco-passage docs > /dev/null'" in lines[-1]
+        assert lines[0].startswith(f"pairmeasures {command[0]}: ") and lines[0].endswith(
+            f"{dataset} is not available here: ir_datasets' msmarco-passage lacks "
+            f"{' and '.join(what for what, _ in lacks)} in {base}/ ($IR_DATASETS_HOME), and pairmeasures does not "
+            "download them."), done.stderr
+        for _, target in lacks:
+            assert any(line.startswith(f"    -> {base / target}") for line in lines), (target, lines)
+        if collection in lacks:
+            assert f"    -> {base}/collectionandqueries.tar.gz (ir_datasets extracts collection.tsv from it)" in lines
+            assert "https://msmarco.z22.web.core.windows.net/msmarcoranking/collectionandqueries.tar.gz (1.06 GB, " \
+                   "md5 31644046b18952c1386cd4564ba2ae69)" in done.stderr
+            assert "'ir_datasets export msmarco-passage docs > /dev/null'" in lines[-1]
+        assert lines[-1].endswith("here (docs/msmarco.md).")
     assert not (tmp_path / "out").exists()  # nothing written, nothing half-downloaded (ir_datasets makes folders)
     assert not [p for p in base.rglob("*") if not p.is_dir()]
 
@@ -226,14 +232,16 @@ def test_msmarco_sets_without_ir_datasets_files_name_them_and_never_connect(tmp_
 
 def test_a_missing_msmarco_collection_is_named_before_ir_datasets_is_asked(tmp_path, monkeypatch, data_mirror):
     """In this process, whose sockets refuse (tests/conftest.py): ir_datasets is never asked for a file it lacks."""
+    import ir_datasets  # noqa: F401  (imported with the session's home: it keeps its paths)
+
     import pairmeasures as pm
     from pairmeasures.datasets import DatasetUnavailableError, open_corpus
 
-    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path))
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path))  # where pairmeasures looks, now empty
     for use in (lambda: open_corpus(QS2).qrels(), lambda: open_corpus(DL19).documents(["1"]),
                 lambda: next(iter(pm.datasets.load(QS1).docs_iter())), lambda: list(pm.datasets.load(QS2).qrels_iter()),
                 lambda: pm.datasets.load(QS2).docs_handler().docs_store()):
-        with pytest.raises(DatasetUnavailableError, match="ir_datasets' msmarco-passage lacks the collection"):
+        with pytest.raises(DatasetUnavailableError, match="ir_datasets' msmarco-passage lacks the (collection|qrels)"):
             use()
     assert len(list(pm.datasets.load(QS2).queries_iter())) == 215  # the queries are the mirror's: no check
 

@@ -168,7 +168,7 @@ class PairLabels:
 
 class _Checked:
     """ir_datasets' handler of another dataset's ``kind`` (``docs``, ``qrels``) for a dataset reading them from there
-    (``documents_from``), made by ``make()`` on first use, after its files are checked
+    (``documents_from``), made by ``make()`` on first use, after its files (those of ``kind``) are checked
     (:func:`~._resources.require_irds_files`): files that are not here are named in a DatasetUnavailableError
     instead of being downloaded. Nothing of ir_datasets' dataset is touched before: any call of msmarco-passage's
     collection, even ``docs_handler()``, runs ir_datasets' migration, which writes ``irds_version.txt`` and deletes a
@@ -182,7 +182,7 @@ class _Checked:
             raise AttributeError(name)
         if name == f"{self._kind}_handler":  # this checked handler, not the bare one
             return lambda: self
-        require_irds_files(self._spec.id, self._spec.documents_files)
+        require_irds_files(self._spec.id, tuple(f for f in self._spec.documents_files if f.kind == self._kind))
         if self._handler is None:
             self._handler = self._make()
         return getattr(self._handler, name)
