@@ -112,6 +112,7 @@ def pytest_sessionstart(session):
     when it is first imported, which a test module may do at collection."""
     session.config.stash[IR_DATASETS_HOME] = Path(tempfile.mkdtemp(prefix="pairmeasures-tests-ir-datasets-"))
     os.environ["IR_DATASETS_HOME"] = str(session.config.stash[IR_DATASETS_HOME])
+    import ir_datasets  # noqa: F401  now: a test that points IR_DATASETS_HOME elsewhere must not be its first import
 
 
 def pytest_sessionfinish(session):

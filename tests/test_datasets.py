@@ -691,7 +691,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pairmeasures", *args], capture_output=True, text=True, timeout=300)
 
 
-def test_datasets_command_lists_where_each_dataset_resolves_from(tmp_path, data_mirror):
+def test_datasets_command_lists_where_each_dataset_resolves_from(tmp_path, data_mirror, msmarco_miniature):
     result = cli("datasets", "--format", "json")
     assert result.returncode == 0, result.stderr
     rows = {row["dataset"]: row for row in json.loads(result.stdout)}
@@ -700,7 +700,8 @@ def test_datasets_command_lists_where_each_dataset_resolves_from(tmp_path, data_
                                    "available": "yes"}
     assert rows["pair/wiki-balance/natural"]["available"] == "after download"
     assert rows["pair/wiki-balance/natural"]["resolves from"].startswith("download: SALT-NLP/wiki-balance-natural")
-    assert rows["pair/msmarco-passage/dev/gender-qs2"]["available"].startswith("yes; documents and qrels: ir_datasets")
+    assert rows["pair/msmarco-passage/dev/gender-qs2"]["available"] == \
+        "yes; documents and qrels: ir_datasets msmarco-passage, here"  # the miniature's (tests/test_failures.py: none)
 
     (tmp_path / "procon").mkdir()  # an incomplete folder given with --data
     table = cli("datasets", "--data", str(tmp_path))

@@ -6,11 +6,13 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from typing import Iterator, Mapping, Optional, Sequence
 
 from .commands import Command
 from .console import say
-from .extras import extra_for, missing, needs_message
+from .extras import missing, needs_message
+from .failures import DEBUG_ENV, debug_asked, failure, missing_module, sigterm_interrupts
 
 #: The module of each command (in :mod:`pairmeasures.apps.commands`), in the order ``pairmeasures --help`` lists them.
 _MODULES = {
@@ -66,6 +68,8 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
         epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"pairmeasures {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help=f"on a failure, print its traceback too (also after the command; or set {DEBUG_ENV}=1)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS if command is None else [command]:
         module = COMMANDS[name]
@@ -79,8 +83,10 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of the ``pairmeasures`` command."""
-    words = list(sys.argv[1:] if argv is None else argv)
+    """Entry point of the ``pairmeasures`` command. Every failure is one line on stderr (the traceback too with
+    ``--debug``); Ctrl-C ends a command with status 130, SIGTERM with 143, each in one line, releasing what the
+    command holds (apps/failures.py)."""
+    words, debug = debug_asked(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
     args = parser.parse_args(words)
     where = " ".join(filter(None, (args.command, getattr(args, "step", None))))
@@ -89,31 +95,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if absent:  # before any work
         say(where, needs_message(absent, extra) or f"needs {', '.join(absent)}")
         return 2
-    try:
-        return args.run(args)
-    except (ValueError, NameError, FileNotFoundError, RuntimeError, ImportError) as exc:  # one line, no traceback
-        module = _missing_module(exc)
-        message = needs_message([module], extra) if module else None
-        if message is None and isinstance(exc, ImportError):
-            raise
-        say(where, message or f"error: {exc}")
-        return 2
-    except KeyboardInterrupt as exc:  # Ctrl-C: one line, with what it left where there is something to say
-        say(where, "interrupted" + (f": {exc}" if str(exc) else ""))
-        return 130
-    except BrokenPipeError:  # the reader stopped early (| head): no traceback
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+    with sigterm_interrupts() as terminated:
+        try:
+            return args.run(args)
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: one line, with what it left where there is something to say
+            if debug:
+                traceback.print_exc()
+            said = f": {exc}" if str(exc) else ""
+            if terminated:
+                say(where, f"terminated (SIGTERM){said}")
+                return 143
+            say(where, f"interrupted{said}")
+            return 130
+        except BrokenPipeError:  # the reader stopped early (| head): no traceback
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141
+        except BaseException as exc:  # anything else, sys.exit in code the command ran included: one line
+            if debug:
+                traceback.print_exc()
+            message, status = failure(exc, extra)
+            say(where, message)
+            return status
 
 
-def _missing_module(exc: BaseException) -> Optional[str]:
-    """The module of an extra whose absence ``exc`` comes from (a ModuleNotFoundError, or an error raised while
-    handling one: "the bi-encoder stages need pyterrier-dr"), or None."""
-    seen: set[int] = set()
-    current: Optional[BaseException] = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, ModuleNotFoundError) and current.name and extra_for(current.name):
-            return current.name
-        current = current.__cause__ or current.__context__
-    return None
+#: The module of an extra whose absence an exception comes from (see :func:`~pairmeasures.apps.failures.missing_module`).
+_missing_module = missing_module

@@ -105,7 +105,7 @@ def register() -> None:
 def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
     """For each dataset: where its files resolve from and whether they are here (nothing is downloaded)."""
     from ._catalogue import SPECS
-    from ._resources import DatasetError, find, mirror_roots
+    from ._resources import DatasetError, find, irds_missing, irds_summary, mirror_roots
 
     mirror_roots(data)  # a mirror folder named but absent is an error, not a column of "download" rows
     rows = []
@@ -122,23 +122,17 @@ def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
                 places.append(f"download: {resource.source}")
             else:
                 places.append(f"{location.origin}: {location.path}")
+        lacking = irds_missing(spec.documents_files)
+        if lacking:  # never downloaded by pairmeasures: not "after download"
+            problems.append(f"{irds_summary(lacking)}, which pairmeasures does not download (docs/msmarco.md: where "
+                            "to put them)")
         available = ("no: " + "; ".join(problems) if problems else
                      "after download" if missing else "yes")
         if spec.documents_from and not problems:
-            available += f"; documents and qrels: {_msmarco_state(spec.documents_from)}"
+            groups = ", ".join(dict.fromkeys(file.group for file in spec.documents_files))
+            available += f"; documents and qrels: ir_datasets {groups}, here"
         rows.append({"dataset": spec.id, "resolves from": "; ".join(places), "available": available})
     return rows
-
-
-def _msmarco_state(documents_from: str) -> str:
-    """Whether ir_datasets already holds the MS MARCO passage collection and the qrels of ``documents_from``
-    (``msmarco-passage/dev``: ``dev/qrels``; ``msmarco-passage/trec-dl-2019/judged``: ``trec-dl-2019/qrels``)."""
-    from ._resources import ir_datasets_home
-
-    home = ir_datasets_home() / "msmarco-passage"
-    qrels = home / documents_from.split("/")[1] / "qrels"
-    have = (home / "collection.tsv").is_file() and qrels.is_file()
-    return "ir_datasets msmarco-passage, here" if have else "ir_datasets msmarco-passage, downloaded on first use (1 GB)"
 
 
 class _RegisterAfterImport:

@@ -20,7 +20,7 @@ from .._atomic import write_atomically
 from ._catalogue import SPECS
 from ._loaders import DatasetSpec, Tables, load_tables
 from ._records import GroupLabel, Qrel, Query
-from ._resources import DatasetError, cache_root
+from ._resources import DatasetError, cache_root, require_irds_files
 
 
 class _Records:
@@ -166,13 +166,37 @@ class PairLabels:
         return labels
 
 
+class _Checked:
+    """ir_datasets' handler of another dataset's ``kind`` (``docs``, ``qrels``) for a dataset reading them from there
+    (``documents_from``), made by ``make()`` on first use, after its files (those of ``kind``) are checked
+    (:func:`~._resources.require_irds_files`): files that are not here are named in a DatasetUnavailableError
+    instead of being downloaded. Nothing of ir_datasets' dataset is touched before: any call of msmarco-passage's
+    collection, even ``docs_handler()``, runs ir_datasets' migration, which writes ``irds_version.txt`` and deletes a
+    ``collection.tsv`` it did not mark."""
+
+    def __init__(self, spec: DatasetSpec, kind: str, make):
+        self._spec, self._kind, self._make, self._handler = spec, kind, make, None
+
+    def __getattr__(self, name: str):
+        if not name.startswith(f"{self._kind}_"):  # what the other handlers of the dataset answer
+            raise AttributeError(name)
+        if name == f"{self._kind}_handler":  # this checked handler, not the bare one
+            return lambda: self
+        require_irds_files(self._spec.id, tuple(f for f in self._spec.documents_files if f.kind == self._kind))
+        if self._handler is None:
+            self._handler = self._make()
+        return getattr(self._handler, name)
+
+
 def build(spec: DatasetSpec, data: Optional[str | os.PathLike] = None) -> Dataset:
     """The ir_datasets dataset of ``spec``, reading from ``data`` (else ``PAIRMEASURES_DATA``, the cache, a download)."""
     records = _Records(spec, data)
     if spec.documents_from:
-        base = ir_datasets.load(spec.documents_from)
-        judged = FilteredQrels(base.qrels_handler(), lambda: {q.query_id for q in records.tables().queries})
-        return Dataset(base.docs_handler(), PairQueries(records), judged)
+        base = spec.documents_from
+        docs = _Checked(spec, "docs", lambda: ir_datasets.load(base).docs_handler())
+        judged = _Checked(spec, "qrels", lambda: FilteredQrels(ir_datasets.load(base).qrels_handler(),
+                                                               lambda: {q.query_id for q in records.tables().queries}))
+        return Dataset(docs, PairQueries(records), judged)
     return Dataset(PairDocs(records), PairQueries(records), PairQrels(records), PairLabels(records))
 
 

@@ -22,7 +22,7 @@ from .._atomic import write_atomically
 from ..sideinfo.beir import DataFileError, read_labels, read_qrels
 from ..sideinfo.memo import Memo
 from ._records import GroupLabel, Qrel
-from ._resources import DatasetError, Location, Resource, cache_root, locate
+from ._resources import DatasetError, IrdsFile, Location, Resource, cache_root, locate
 
 #: Bumped whenever records or parsing change, so that pickles of older versions are not used
 #: (2: the record classes moved to the dataset family modules).
@@ -48,7 +48,8 @@ class DatasetSpec:
     """One registered dataset: its resources, how its records are built, its record types.
 
     ``documents_from``: the ir_datasets dataset supplying documents and qrels (restricted to this
-    dataset's queries) instead of ``build``. ``default_text``: the document field(s) read when a user names
+    dataset's queries) instead of ``build``; ``documents_files``: ir_datasets' own files it then reads (checked
+    before ir_datasets is asked for them, which would download what is missing). ``default_text``: the document field(s) read when a user names
     none (``"title+text"`` where the wording that matters is often in the title). ``term_list``: the
     :class:`~pairmeasures.sideinfo.termlists.Lexicon` whose term measures apply (``"gender"``), or None.
     """
@@ -62,6 +63,7 @@ class DatasetSpec:
     documents_from: str = ""
     default_text: str = "text"
     term_list: Optional[str] = None
+    documents_files: tuple[IrdsFile, ...] = ()
 
 
 _PARSED = Memo("parsed datasets")

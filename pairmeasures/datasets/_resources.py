@@ -29,8 +29,9 @@ from urllib.parse import quote
 
 from ..sideinfo.memo import sha256_file
 
-__all__ = ["BEIR_FILES", "DATA_ENV", "UNKNOWN", "DatasetError", "DatasetUnavailableError", "Location", "RemoteFile",
-           "Resource", "cache_root", "find", "github_file", "huggingface_file", "ir_datasets_home", "locate"]
+__all__ = ["BEIR_FILES", "DATA_ENV", "UNKNOWN", "DatasetError", "DatasetUnavailableError", "IrdsFile", "Location",
+           "RemoteFile", "Resource", "cache_root", "find", "github_file", "huggingface_file", "ir_datasets_home",
+           "irds_missing", "irds_summary", "locate", "require_irds_files"]
 
 #: The environment variable naming a mirror folder laid out like ``shared/data``.
 DATA_ENV = "PAIRMEASURES_DATA"
@@ -276,3 +277,129 @@ def unavailable_message(resource: Resource, data: Optional[str | os.PathLike], d
             f"Either put {what}{setting} (the mirror layout of docs/datasets.md),\n"
             f"or fetch its public source ({resource.source}) where there is network access and place the files "
             f"as listed; they are converted on first use:\n{downloads}")
+
+
+@dataclass(frozen=True)
+class IrdsFile:
+    """One of ir_datasets' own files that a dataset reading its documents or qrels from ir_datasets needs
+    (``documents_from``): ``path`` under ``$IR_DATASETS_HOME`` (``msmarco-passage/dev/qrels``), made from the
+    download ``download`` of ``downloads.json`` (ir_datasets' facts: URL, size, md5, cache path) of the ir_datasets
+    dataset ``dataset``, and ``kind`` (``docs``, ``qrels``: what ``ir_datasets export`` fetches it with).
+    ``extracted``: the file is extracted from that download (an archive), whose presence then counts too;
+    ``version``: ``(file, text)`` ir_datasets requires beside the extracted file, else it deletes the file to extract
+    it again."""
+
+    dataset: str
+    kind: str
+    path: str
+    download: str
+    extracted: bool = False
+    version: Optional[tuple[str, str]] = None
+
+    @property
+    def group(self) -> str:
+        """The ir_datasets folder of the file (``msmarco-passage``)."""
+        return self.dataset.split("/")[0]
+
+
+def _download_facts(group: str, key: str) -> dict:
+    """ir_datasets' facts of one download (``url``, ``size_hint``, ``expected_md5``, ``cache_path``), read from its
+    ``etc/downloads.json`` without importing it; {} where they cannot be read."""
+    import importlib.util
+    import json
+
+    try:
+        spec = importlib.util.find_spec("ir_datasets")
+        if spec is None or spec.origin is None:
+            return {}
+        facts = json.loads((Path(spec.origin).parent / "etc" / "downloads.json").read_text(encoding="utf-8"))
+        return dict(facts[group][key])
+    except (ImportError, ValueError, OSError, KeyError, TypeError):
+        return {}
+
+
+def _downloaded(facts: dict) -> Optional[Path]:
+    """Where ir_datasets also takes a large download from (``$IR_DATASETS_HOME/downloads/<md5>``), when it does."""
+    small = int(os.environ.get("IR_DATASETS_SMALL_FILE_SIZE", "5000000"))
+    if facts.get("expected_md5") and facts.get("size_hint", small) >= small and not facts.get("skip_local"):
+        return ir_datasets_home() / "downloads" / facts["expected_md5"]
+    return None
+
+
+def irds_missing(files: tuple[IrdsFile, ...]) -> list[tuple[IrdsFile, dict, str]]:
+    """``(file, its download's facts, a note)`` for each of ``files`` that ir_datasets would have to download (it
+    is not under ``$IR_DATASETS_HOME``, nor, for an extracted file, its archive); the note says why a file that is
+    there does not count. Nothing is downloaded, and ir_datasets is not imported."""
+    missing = []
+    for file in files:
+        folder = ir_datasets_home() / file.group
+        facts = _download_facts(file.group, file.download)
+        target, note = folder / file.path, ""
+        if target.is_file() and file.version is not None:
+            marker, text = file.version
+            try:
+                marked = (folder / marker).read_text(encoding="utf-8").strip() == text
+            except OSError:
+                marked = False
+            if not marked:
+                note = (f"{target} is there, but {folder / marker} does not say {text!r}: ir_datasets would delete it "
+                        "and extract it again")
+        present = target.is_file() and not note
+        if file.extracted and not present:
+            archives = [folder / facts["cache_path"]] if facts.get("cache_path") else []
+            archives += [p for p in [_downloaded(facts)] if p is not None]
+            present = any(archive.is_file() for archive in archives)
+        elif not present:
+            downloaded = _downloaded(facts)
+            present = downloaded is not None and downloaded.is_file()
+        if not present:
+            missing.append((file, facts, note))
+    return missing
+
+
+def _size(facts: dict) -> str:
+    size = facts.get("size_hint")
+    if not size:
+        return "size unknown"
+    return f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB"
+
+
+def irds_summary(missing: list[tuple[IrdsFile, dict, str]]) -> str:
+    """``ir_datasets' msmarco-passage lacks the collection (collectionandqueries.tar.gz, 1.06 GB) and the qrels
+    (qrels.dev.tsv, 1.2 MB) in /home/me/.ir_datasets/msmarco-passage/``: what ``missing`` lacks, and where."""
+    home = ir_datasets_home()
+    parts = []
+    for group in dict.fromkeys(file.group for file, _, _ in missing):
+        what = [f"the {'collection' if file.kind == 'docs' else file.kind} ({_name(file, facts)}, {_size(facts)})"
+                for file, facts, _ in missing if file.group == group]
+        parts.append(f"ir_datasets' {group} lacks {' and '.join(what)} in {home / group}/")
+    return "; ".join(parts)
+
+
+def _name(file: IrdsFile, facts: dict) -> str:
+    return facts.get("url", "").rsplit("/", 1)[-1] or file.path
+
+
+def require_irds_files(dataset_id: str, files: tuple[IrdsFile, ...]) -> None:
+    """A :class:`DatasetUnavailableError` naming what of ``files`` ir_datasets would download, where it wants it and
+    how to fetch it elsewhere, before ir_datasets tries: a dataset read offline fails in one message, not in a
+    download that cannot connect."""
+    missing = irds_missing(files)
+    if not missing:
+        return
+    home = ir_datasets_home()
+    lines = [f"{dataset_id} is not available here: {irds_summary(missing)} ($IR_DATASETS_HOME), and pairmeasures "
+             "does not download them."]
+    lines += [f"({note})" for _, _, note in missing if note]
+    lines.append("Fetch them where there is network and put them there:")
+    for file, facts, _ in missing:
+        folder = home / file.group
+        target = folder / (facts.get("cache_path") or file.path)
+        checksum = f", md5 {facts['expected_md5']}" if facts.get("expected_md5") else ""
+        lines.append(f"  {facts.get('url', file.path)} ({_size(facts)}{checksum})\n    -> {target}"
+                     + (f" (ir_datasets extracts {file.path} from it)" if file.extracted else ""))
+    exports = " and ".join(dict.fromkeys(f"'ir_datasets export {file.dataset} {file.kind} > /dev/null'"
+                                         for file, _, _ in missing))
+    lines.append(f"or, on a machine with network access, let ir_datasets fetch them ({exports}) and copy its "
+                 f"$IR_DATASETS_HOME/{missing[0][0].group}/ here (docs/msmarco.md).")
+    raise DatasetUnavailableError("\n".join(lines))

@@ -275,9 +275,13 @@ class _DatasetCorpus(Corpus):
         return load_tables(self.spec, self.data)
 
     def _base(self):
-        """The ir_datasets dataset the documents come from (``documents_from``)."""
+        """The ir_datasets dataset the documents come from (``documents_from``), once the documents' files are known
+        to be here (else a DatasetUnavailableError naming them: ir_datasets would try to download them)."""
         import ir_datasets
 
+        from ._resources import require_irds_files
+
+        require_irds_files(self.spec.id, tuple(file for file in self.spec.documents_files if file.kind == "docs"))
         return ir_datasets.load(self.spec.documents_from)
 
     @property
@@ -285,7 +289,11 @@ class _DatasetCorpus(Corpus):
         return self.spec.term_list if self.spec.term_list is not None else super().term_list
 
     def _collection(self) -> str:
-        """The ir_datasets dataset that owns the documents (``msmarco-passage`` for every MS MARCO query set)."""
+        """The ir_datasets dataset that owns the documents (``msmarco-passage`` for every MS MARCO query set): the
+        folder of its documents' file, without asking ir_datasets (which would touch the collection's files)."""
+        docs = [file.group for file in self.spec.documents_files if file.kind == "docs"]
+        if docs:
+            return docs[0]
         import ir_datasets
 
         return ir_datasets.docs_parent_id(self.spec.documents_from)
@@ -328,7 +336,9 @@ class _DatasetCorpus(Corpus):
 
         if self.documents_from:
             from . import load
+            from ._resources import require_irds_files
 
+            require_irds_files(self.spec.id, self.spec.documents_files)  # all of them: what an audit lacks, at once
             rows = [(q.query_id, q.doc_id, int(q.relevance)) for q in load(self.spec.id, self.data).qrels_iter()]
         else:
             rows = [(q.query_id, q.doc_id, int(q.relevance)) for q in self._tables().qrels]

@@ -3,7 +3,9 @@
 :func:`folder_store` reads ``corpus.jsonl`` (or ``corpus.jsonl.gz``) once per version of the file (its size and
 time) into an SQLite file under the pairmeasures cache folder (``corpora/``), checking every line as
 :func:`~pairmeasures.sideinfo.beir.read_beir` does, and hashing the file's bytes in the same pass (the sha256 a
-manifest records); later calls and processes open that file. A :class:`DocStore` answers lookups by id
+manifest records); later calls and processes open that file, after checking it once per process (its bytes
+against the digest in its name, the corpus's sha256 against the one it records): a damaged or stale store is
+rebuilt, with a warning naming it. A :class:`DocStore` answers lookups by id
 (:meth:`~DocStore.get_many`, :meth:`~DocStore.texts`, ``in``), streams the documents in file order and counts
 them, in memory that does not grow with the corpus.
 
@@ -20,19 +22,23 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import tempfile
 import threading
+import warnings
 import zlib
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Optional
 
 from ..sideinfo.beir import DataFileError, json_record, record_text
+from ..sideinfo.memo import CacheWarning, sha256_file
 
 __all__ = ["DocStore", "STORE_FORMAT", "folder_store", "stores_folder"]
 
-#: Version of the store's layout; a change makes earlier stores unused (they are rebuilt).
-STORE_FORMAT = 1
+#: Version of the store's layout; a change makes earlier stores unused (they are rebuilt). 2: the file's name ends
+#: with the first 16 hex digits of the sha256 of its own bytes, checked when it is opened.
+STORE_FORMAT = 2
 
 #: Ids per SQL statement when looking documents up (below SQLite's limit of bound variables).
 _CHUNK = 500
@@ -94,10 +100,10 @@ def _records(path: Path, handle) -> Iterator[tuple[int, str, dict]]:
         raise DataFileError(path, number + 1, f"compressed data is corrupt or cut short ({exc})") from exc
 
 
-def _build(source: Path, target: Path) -> None:
-    """Write the store of ``source`` (a ``corpus.jsonl``, maybe gzipped) to ``target``: into a temporary file
-    beside it, renamed when complete."""
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}-", suffix=".building")
+def _build(source: Path, root: Path, stem: str) -> Path:
+    """Write the store of ``source`` (a ``corpus.jsonl``, maybe gzipped) into ``root`` as ``<stem>-<digest>.sqlite``
+    (``digest``: of the store's own bytes): into a temporary file beside it, renamed when complete."""
+    handle, temporary = tempfile.mkstemp(dir=root, prefix=f".{stem}-", suffix=".building")
     os.close(handle)
     try:
         db = sqlite3.connect(temporary)
@@ -128,10 +134,12 @@ def _build(source: Path, target: Path) -> None:
         finally:
             db.close()
         os.chmod(temporary, 0o644)  # as a file the user wrote, not mkstemp's private 0600
+        target = root / f"{stem}-{sha256_file(temporary)[:16]}.sqlite"
         os.replace(temporary, target)
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+    return target
 
 
 class DocStore:
@@ -212,9 +220,15 @@ _LOCK = threading.Lock()
 
 
 def folder_store(corpus_file: Path, name: str, version: str) -> DocStore:
-    """The :class:`DocStore` of ``corpus_file`` at ``version`` (a key of its content), built on first use into
-    :func:`stores_folder` as ``<name>-<version>.sqlite``; stores of the same ``name`` for other versions are
-    removed. Malformed lines raise :class:`~pairmeasures.sideinfo.beir.DataFileError` naming the file and line."""
+    """The :class:`DocStore` of ``corpus_file`` at ``version`` (a key of its size and time), built on first use into
+    :func:`stores_folder` as ``<name>-<version>-v<format>-<digest>.sqlite``; stores of the same ``name`` for other
+    versions are removed. Malformed lines raise :class:`~pairmeasures.sideinfo.beir.DataFileError` naming the file
+    and line.
+
+    A store found there is checked before it is used (once per process while neither file changes): its bytes
+    against the digest in its name (a store damaged, cut short or written to since it was built), and the sha256 of
+    the corpus it was built from against the file's (a corpus changed behind the same size and time). One that fails
+    is rebuilt, with a :class:`~pairmeasures.sideinfo.memo.CacheWarning` naming it."""
     root = stores_folder()
     with _LOCK:
         try:
@@ -224,12 +238,68 @@ def folder_store(corpus_file: Path, name: str, version: str) -> DocStore:
             return DocStore(_built(fallback, Path(corpus_file), name, version))
 
 
+#: Stores checked in this process: path -> (the store's and the corpus's stats when they were found sound).
+_CHECKED: dict = {}
+
+
 def _built(root: Path, corpus_file: Path, name: str, version: str) -> Path:
-    target = root / f"{name}-{version}-v{STORE_FORMAT}.sqlite"
-    if not target.is_file():
-        root.mkdir(parents=True, exist_ok=True)
-        _build(corpus_file, target)
-        for stale in root.glob(f"{glob.escape(name)}-*.sqlite"):
-            if stale != target:
-                stale.unlink(missing_ok=True)
+    stem = f"{name}-{version}-v{STORE_FORMAT}"
+    for found in sorted(root.glob(f"{glob.escape(stem)}-*.sqlite")):
+        problem = _problem(found, corpus_file)
+        if problem is None:
+            return found
+        warnings.warn(f"the corpus store {found} {problem}; it is removed and built again from {corpus_file}",
+                      CacheWarning, stacklevel=3)
+        _discard(found)
+    root.mkdir(parents=True, exist_ok=True)
+    target = _build(corpus_file, root, stem)
+    for stale in root.glob(f"{glob.escape(name)}-*.sqlite"):  # other versions of the corpus (not this version's:
+        if _STORE_NAME.fullmatch(stale.name[len(name) + 1:]) and not stale.name.startswith(f"{stem}-"):  # in use)
+            _discard(stale)
     return target
+
+
+#: What follows ``<name>-`` in the name of a store :func:`_build` wrote (this format or an earlier one).
+_STORE_NAME = re.compile(r"[0-9a-f]{16}-v[0-9]+(-[0-9a-f]{16})?\.sqlite")
+
+
+def _problem(store: Path, corpus_file: Path) -> Optional[str]:
+    """Why ``store`` cannot serve ``corpus_file`` (its bytes are not those it was built with, it is not a store, or
+    it holds another version of the file), or None. Costs reading both files once per process while they are
+    unchanged (about 2 ms a MB)."""
+    stats = (_stat(store), _stat(corpus_file))
+    if _CHECKED.get(store) == stats:
+        return None
+    digest = store.stem.rsplit("-", 1)[-1]
+    if sha256_file(store)[:len(digest)] != digest:
+        return "is damaged (its bytes changed since it was built: cut short, overwritten or edited)"
+    try:
+        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+        try:
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        return f"cannot be read ({exc})"
+    if meta.get("format") != str(STORE_FORMAT) or "sha256" not in meta:
+        return "is not a store of this version of pairmeasures"
+    if meta["sha256"] != sha256_file(corpus_file):
+        return (f"holds other documents than {corpus_file} (the file changed but kept its size and time, or the store "
+                "was copied from another corpus)")
+    _CHECKED[store] = stats
+    return None
+
+
+def _stat(path: Path) -> tuple:
+    found = path.stat()
+    return (found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino)
+
+
+def _discard(store: Path) -> None:
+    """Delete a corpus store of this cache: a ``<name>-<version>-v<format>-<digest>.sqlite`` file under
+    :func:`stores_folder` (or its fallback), this command's own cache entry, written by :func:`_build` (or by an
+    earlier version of it) and rebuilt from ``corpus.jsonl`` whenever it is missing. Nothing else is deleted here.
+    (The one place a corpus store is removed: for the house policy on deleting, STYLE.md "Deleting, moving,
+    replacing".)"""
+    _CHECKED.pop(store, None)
+    store.unlink(missing_ok=True)

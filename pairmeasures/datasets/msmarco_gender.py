@@ -20,7 +20,7 @@ from ..sideinfo.beir import DataFileError, iter_tsv
 from ._convert import clean_text, write_tsv
 from ._loaders import DatasetSpec, Tables
 from ._records import Query
-from ._resources import UNKNOWN, DatasetError, Location, Resource, github_file
+from ._resources import UNKNOWN, DatasetError, IrdsFile, Location, Resource, github_file
 
 __all__ = ["DL19_ID", "FAIRNESS_RETRIEVAL_COMMIT", "GENDER_BIAS_IR_COMMIT", "MSMARCO_GENDER", "MSMARCO_GENDER_DL19",
            "QS1_ID", "QS2_ID", "SPECS", "audit_measures", "convert_msmarco_gender", "gender_queries"]
@@ -117,13 +117,23 @@ MSMARCO_GENDER = Resource("msmarco-gender", ("qs1_queries.tsv", "qs2_queries.tsv
 MSMARCO_GENDER_DL19 = Resource("msmarco-gender", (DL19_FILE,), _REMOTE, convert_msmarco_gender, _SOURCE,
                                converted_sha256=_CONVERTED)
 
+#: ir_datasets' msmarco-passage files the sets read: the collection (``collection.tsv``, which ir_datasets extracts
+#: from ``collectionandqueries.tar.gz`` and marks ``v2`` in ``irds_version.txt``) and each set's qrels.
+COLLECTION = IrdsFile("msmarco-passage", "docs", "collection.tsv", "collectionandqueries", extracted=True,
+                      version=("irds_version.txt", "v2"))
+DEV_QRELS = IrdsFile("msmarco-passage/dev", "qrels", "dev/qrels", "dev/qrels")
+DL19_QRELS = IrdsFile("msmarco-passage/trec-dl-2019", "qrels", "trec-dl-2019/qrels", "trec-dl-2019/qrels")
+
 SPECS = (
     DatasetSpec(QS1_ID, (MSMARCO_GENDER,), gender_queries("qs1_queries.tsv"),
-                None, None, {}, documents_from="msmarco-passage/dev", term_list="gender"),
+                None, None, {}, documents_from="msmarco-passage/dev", term_list="gender",
+                documents_files=(COLLECTION, DEV_QRELS)),
     DatasetSpec(QS2_ID, (MSMARCO_GENDER,), gender_queries("qs2_queries.tsv"),
-                None, None, {}, documents_from="msmarco-passage/dev", term_list="gender"),
+                None, None, {}, documents_from="msmarco-passage/dev", term_list="gender",
+                documents_files=(COLLECTION, DEV_QRELS)),
     DatasetSpec(DL19_ID, (MSMARCO_GENDER_DL19,), annotated_queries,
-                None, None, {}, documents_from="msmarco-passage/trec-dl-2019/judged", term_list="gender"),
+                None, None, {}, documents_from="msmarco-passage/trec-dl-2019/judged", term_list="gender",
+                documents_files=(COLLECTION, DL19_QRELS)),
 )
 
 #: NFaiRR as the reference code computes it (the representative word list, whitespace tokens, a term counted for

@@ -115,6 +115,17 @@ def cached_index(source: "str | os.PathLike | Corpus", kind: str, build: Callabl
     return target
 
 
+def _pisa_index_class() -> type:
+    """``pyterrier_pisa.PisaIndex``; without the ``pisa`` extra, a ModuleNotFoundError that names it."""
+    try:
+        from pyterrier_pisa import PisaIndex
+    except ModuleNotFoundError as exc:
+        missing = "pyterrier-pisa" if exc.name in (None, "pyterrier_pisa") else f"{exc.name}, which pyterrier-pisa needs"
+        raise ModuleNotFoundError(f"BM25 (pm.bm25, pm.pisa_index, the bm25 stage) needs {missing}: pip install "
+                                  "'pairmeasures[pisa]'", name=exc.name) from exc
+    return PisaIndex
+
+
 def pisa_index(source: "str | os.PathLike | Corpus", *, text: str = "text", data: Optional[str | os.PathLike] = None,
                index_dir: Optional[str | os.PathLike] = None, threads: int = 1):
     """The ``pyterrier_pisa.PisaIndex`` of ``source`` (a pairmeasures dataset id such as ``"pair/procon"``,
@@ -125,7 +136,7 @@ def pisa_index(source: "str | os.PathLike | Corpus", *, text: str = "text", data
     folder of a dataset (default: ``$PAIRMEASURES_DATA``). ``index_dir``: where indexes live (default:
     ``indexes/`` in the pairmeasures cache directory).
     """
-    from pyterrier_pisa import PisaIndex
+    PisaIndex = _pisa_index_class()
 
     def build(folder: Path, documents: Iterator[dict]) -> None:
         PisaIndex(str(folder), text_field="text", threads=threads).index(documents)

@@ -237,6 +237,8 @@ class System:
         for position, stage in enumerate(self.stages):
             kind = stage.type
             step = self._named(kind.build, stage, context, position)
+            if getattr(step, "names_system", False):  # user code: its failures while ranking name the system
+                step.system = self.spec
             needs = kind.needs if position > 0 else frozenset()
             if "polarity" in needs and not has_polarity:
                 depth = getattr(step, "polarity_depth", None)  # a re-ranker of the top k reads that deep only
