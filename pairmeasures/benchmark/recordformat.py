@@ -147,7 +147,7 @@ def _check_values(measures: Any, n: Any, per_query: Any) -> tuple[Optional[str],
             not isinstance(per_query.get("values"), dict):
         return "per_query is not {\"query_ids\": [...], \"values\": {...}}", {}
     ids, values = per_query["query_ids"], per_query["values"]
-    if not all(isinstance(q, str) for q in ids) or len(set(ids)) != len(ids):
+    if set(map(type, ids)) - {str} or len(set(ids)) != len(ids):
         return "per_query query_ids are not distinct strings", {}
     if set(values) != set(measures):
         return "per_query values do not name the measures of measures", {}

@@ -163,10 +163,12 @@ def _keep_aside(path: Path, stamp: str) -> Path:
 
 @dataclass
 class Record:
-    """A valid record read from ``path``: ``data`` (its JSON without ``per_query``), ``query_ids`` and ``values``
-    (measure -> float64 array aligned with ``query_ids``, NaN where a query was not measured)."""
+    """A valid record read from ``path`` in the results folder ``root``: ``data`` (its JSON without ``per_query``),
+    ``query_ids`` and ``values`` (measure -> float64 array aligned with ``query_ids``, NaN where a query was not
+    measured)."""
 
     path: Path
+    root: Path
     data: dict
     query_ids: Sequence[str]
     values: dict
@@ -263,5 +265,5 @@ def _load(folder: Path, path: Path, check_runs: bool, shared_ids: dict) -> tuple
         ids = known  # the same query list as another record of the task: one copy in memory
     else:
         shared_ids[data["task"]] = ids
-    return Record(path, data, ids, values), ""
+    return Record(path, folder, data, ids, values), ""
 
