@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .board import Board
-from .pages import esc, fmt, measure_header, page, significance_legend, task_page, value_cell
+from .pages import esc, fmt, measure_header, page, significance_legend, system_name, task_page, value_cell
 from .stats import RANKED
 
 __all__ = ["method_text", "other_table", "overview_page", "record_location", "task_title"]
@@ -77,7 +77,7 @@ def _system_cell(board: Board, system: str) -> str:
     kind = _kind(board, system)
     badge = (' <span class="kind">run file</span>' if kind == "submission" else "") + \
         (' <span class="kind">baseline</span>' if system == board.suite.baseline else "")
-    return f'<td class="system" data-col="system" data-v="{esc(system.lower())}"><code>{esc(system)}</code>{badge}</td>'
+    return f'<td class="system" data-col="system" data-v="{esc(system.lower())}"><code>{system_name(system)}</code>{badge}</td>'
 
 
 def _overview_table(board: Board) -> str:
@@ -150,7 +150,7 @@ def other_table(board: Board, anchor: str, task_id: str = "", depth: int = 0) ->
     for record, why in entries:
         values = ", ".join(f"{m} {fmt(v)}" for m, v in record.measures.items())
         rows.append(f'<tr data-system="{esc(record.system)}" data-kind="{esc(record.data["kind"])}">'
-                    f'<td><code>{esc(record.system)}</code></td><td>{esc(record.task)}</td><td>{esc(why)}</td>'
+                    f'<td><code>{system_name(record.system)}</code></td><td>{esc(record.task)}</td><td>{esc(why)}</td>'
                     f'<td>{esc(values)}</td><td><code>{esc(record.data["run_sha256"][:12])}…</code></td>'
                     f'<td>{esc(record.data["created"])}</td><td><code>{esc(record_location(record))}</code></td></tr>')
     return (f'<h2 id="{anchor}">Records on other pins, shown apart</h2>\n<p class="legend">These records were '

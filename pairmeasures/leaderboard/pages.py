@@ -11,7 +11,7 @@ from .board import Board, TaskBoard
 from .stats import ALPHA, CORRECTION, RANKED
 
 __all__ = ["DIRECTION_WORDS", "MARK", "esc", "fmt", "measure_header", "page", "provenance_text", "significance_legend",
-           "task_page", "value_cell"]
+           "system_name", "task_page", "value_cell"]
 
 #: The mark of a value that differs significantly from the baseline's.
 MARK = "†"
@@ -23,6 +23,11 @@ DIRECTION_WORDS = {"higher-better": "higher is better", "higher-fairer": "higher
 
 def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
+
+
+def system_name(name: str) -> str:
+    """A system's name escaped, breakable after its ``>>``, ``/`` and ``,`` (long pipelines wrap between stages)."""
+    return re.sub(r"(&gt;&gt;|/|,)", r"\1<wbr>", esc(name))
 
 
 def fmt(value: Optional[float], digits: int = 3) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .board import Board, TaskBoard
 from .overview import other_table, record_location
-from .pages import DIRECTION_WORDS, esc, measure_header, page, significance_legend, task_page, value_cell
+from .pages import DIRECTION_WORDS, esc, measure_header, page, significance_legend, system_name, task_page, value_cell
 from .svg import pareto_front, scatter
 
 __all__ = ["task_page_html"]
@@ -47,7 +47,7 @@ def _table(board: Board, task: TaskBoard) -> str:
         badge = (' <span class="kind">run file</span>' if record.data["kind"] == "submission" else "") + \
             (' <span class="kind">baseline</span>' if system == task.task.baseline else "")
         row_id = f"prov-{number}"
-        cells = [f'<td class="system" data-col="system" data-v="{esc(system.lower())}"><code>{esc(system)}</code>{badge}'
+        cells = [f'<td class="system" data-col="system" data-v="{esc(system.lower())}"><code>{system_name(system)}</code>{badge}'
                  f'<button class="prov-toggle" type="button" aria-expanded="false" aria-controls="{row_id}" '
                  f'title="provenance of this record">details</button></td>']
         cells += [value_cell(board, task, system, m, f"m{i}", show_n=task.facts[m].bias) for i, m in enumerate(measures)]
@@ -78,7 +78,7 @@ def _provenance(record) -> str:
 def _missing(task: TaskBoard) -> str:
     if not task.missing:
         return ""
-    items = "".join(f"<li><code>{esc(system)}</code> has no value of {', '.join(esc(m) for m in measures)}</li>"
+    items = "".join(f"<li><code>{system_name(system)}</code> has no value of {', '.join(esc(m) for m in measures)}</li>"
                     for system, measures in sorted(task.missing.items()))
     return (f'<p class="legend warn">Missing values (shown as "missing"; they count as missing in ranks and tests):'
             f"</p><ul>{items}</ul>")
