@@ -53,8 +53,8 @@ def _suites(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     for row in rows:
-        print(f"{row['suite']}  version {row['version']}  ({row['source']}): {row['tasks']} tasks, baseline "
-              f"{row['baseline']}, depth {row['depth']}\n  {row['description']}")
+        print(f"{row['suite']} version {row['version']} ({row['source']}): {row['tasks']} tasks, baseline "
+              f"{row['baseline']}, depth {row['depth']}" + (f"\n  {row['description']}" if row["description"] else ""))
     print("\n'pairmeasures benchmark suites --describe NAME_OR_FILE' shows a suite's tasks and whether their data is here.")
     return 0
 
