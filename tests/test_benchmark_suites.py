@@ -193,3 +193,15 @@ def test_describe_the_built_in_suite_with_the_shared_data(data_dir):
     for task in MSMARCO_TASKS:  # the session's ir_datasets home is empty: offline, named, not a traceback
         state, advice = states[task]
         assert state == "no" and "ir_datasets lacks msmarco-passage/collection.tsv" in advice and "docs/msmarco.md" in advice
+
+
+def test_the_packages_load_on_first_use_and_ship_their_files():
+    code = ("import sys, pairmeasures as pm; assert 'pairmeasures.benchmark' not in sys.modules; "
+            "assert pm.benchmark.load_suite('pair-bias-v1').tasks; assert callable(pm.leaderboard.build); "
+            "assert 'scipy' not in sys.modules")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).returncode == 0
+    import tomllib
+
+    package_data = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["tool"][
+        "setuptools"]["package-data"]["pairmeasures"]
+    assert {"benchmark/suites/*.toml", "leaderboard/static/*"} <= set(package_data)

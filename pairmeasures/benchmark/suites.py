@@ -72,8 +72,9 @@ def measure_facts(text: str) -> MeasureFacts:
     label = canonical
     if params and len(canonical) > 18:
         label = f"{name}(…)" + (f"@{cutoff}" if cutoff is not None else "")
-    bias = isinstance(measure, PairMeasure)
-    return MeasureFacts(canonical, label, measure.direction() if bias else "higher-better", bias)
+    if isinstance(measure, PairMeasure):
+        return MeasureFacts(canonical, label, measure.direction(), True)
+    return MeasureFacts(canonical, label, "higher-better", False)
 
 
 @dataclass(frozen=True)

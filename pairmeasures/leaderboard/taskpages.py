@@ -92,8 +92,8 @@ def _figures(task: TaskBoard) -> str:
     for measure, facts in task.facts.items():
         if not facts.bias:
             continue
-        points = [(s, task.mean(s, measure), task.mean(s, relevance)) for s in task.records]
-        points = [(s, x, y) for s, x, y in points if x is not None and y is not None]
+        points = [(s, x, y) for s in task.records
+                  if (x := task.mean(s, measure)) is not None and (y := task.mean(s, relevance)) is not None]
         if not points:
             continue
         rel = task.facts[relevance]
