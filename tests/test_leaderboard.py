@@ -295,3 +295,16 @@ def test_the_board_works_in_chromium_at_1400_pixels(tmp_path):
         finally:
             browser.close()
     assert errors == []
+
+
+def test_a_site_is_never_written_into_a_results_folder_and_damage_alone_is_named(results, tmp_path):
+    inside = cli("leaderboard", "build", str(results["out"]), "--out", str(results["out"] / "site"))
+    assert inside.returncode == 2 and "lies inside the results folder" in inside.stderr
+    assert not (results["out"] / "site").exists()
+    out = tmp_path / "results"
+    write_record(out, *make_record("bm25", "synth/t0", ["nDCG@10"], ["q1", "q2"]))
+    only = next(out.rglob("t0.json"))
+    only.write_text("{")
+    damaged = cli("leaderboard", "build", str(out), "--out", str(tmp_path / "site"))
+    assert damaged.returncode == 2 and damaged.stderr.count("\n") == 1
+    assert f"1 record files were left out, e.g. {only}: truncated or not JSON" in damaged.stderr

@@ -95,13 +95,14 @@ def check_record(record: Any) -> Optional[str]:
     return validate_record(record)[0]
 
 
-def validate_record(record: Any) -> tuple[Optional[str], dict]:
+def validate_record(record: Any, known_ids: Optional[dict] = None) -> tuple[Optional[str], dict]:
     """Why ``record`` (parsed) is not valid (None when it is), and its per-query values as float64 arrays aligned with
-    its ``query_ids`` (NaN: null, a query not measured)."""
+    its ``query_ids`` (NaN: null, a query not measured). ``known_ids``: task -> a query list already found valid,
+    not checked again when the record's list equals it."""
     problem = _check_fields(record)
     if problem:
         return problem, {}
-    return _check_values(record["measures"], record["n"], record["per_query"])
+    return _check_values(record["measures"], record["n"], record["per_query"], (known_ids or {}).get(record["task"]))
 
 
 def _check_fields(record: Any) -> Optional[str]:
@@ -137,7 +138,7 @@ def _check_fields(record: Any) -> Optional[str]:
     return None
 
 
-def _check_values(measures: Any, n: Any, per_query: Any) -> tuple[Optional[str], dict]:
+def _check_values(measures: Any, n: Any, per_query: Any, known: Optional[list]) -> tuple[Optional[str], dict]:
     if not isinstance(measures, dict) or not all(v is None or _number(v) for v in measures.values()):
         return "measures is not an object of numbers", {}
     if not isinstance(n, dict) or set(n) != set(measures) or \
@@ -147,7 +148,7 @@ def _check_values(measures: Any, n: Any, per_query: Any) -> tuple[Optional[str],
             not isinstance(per_query.get("values"), dict):
         return "per_query is not {\"query_ids\": [...], \"values\": {...}}", {}
     ids, values = per_query["query_ids"], per_query["values"]
-    if set(map(type, ids)) - {str} or len(set(ids)) != len(ids):
+    if ids != known and (set(map(type, ids)) - {str} or len(set(ids)) != len(ids)):
         return "per_query query_ids are not distinct strings", {}
     if set(values) != set(measures):
         return "per_query values do not name the measures of measures", {}
@@ -223,9 +224,10 @@ def _strict_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def read_record_file(path: Path) -> tuple[Optional[dict], dict, str]:
+def read_record_file(path: Path, known_ids: Optional[dict] = None) -> tuple[Optional[dict], dict, str]:
     """``(record, per-query arrays, "")`` for the valid record in ``path``, else ``(None, {}, why not)``: absent,
-    unreadable, not UTF-8, truncated or not strict JSON, or what :func:`check_record` finds."""
+    unreadable, not UTF-8, truncated or not strict JSON, or what :func:`check_record` finds (``known_ids``: as
+    :func:`validate_record` takes it)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -238,5 +240,5 @@ def read_record_file(path: Path) -> tuple[Optional[dict], dict, str]:
         return None, {}, "not UTF-8 text"
     except ValueError as error:
         return None, {}, f"truncated or not JSON ({error})"
-    problem, arrays = validate_record(record)
+    problem, arrays = validate_record(record, known_ids)
     return (None, {}, problem) if problem else (record, arrays, "")

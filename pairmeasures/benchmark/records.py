@@ -243,7 +243,7 @@ def _record_files(folder: Path) -> Iterable[Path]:
 
 
 def _load(folder: Path, path: Path, check_runs: bool, shared_ids: dict) -> tuple[Optional[Record], str]:
-    data, values, reason = read_record_file(path)
+    data, values, reason = read_record_file(path, shared_ids)
     if data is None:
         return None, reason
     expected = record_path(folder, data["system"], data["task"])

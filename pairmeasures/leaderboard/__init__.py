@@ -42,8 +42,17 @@ def build(dirs: Sequence[str | os.PathLike], out: str | os.PathLike, suite: Opti
 
     if not dirs:
         raise ValueError("name at least one results folder")
+    target = Path(out).expanduser().absolute()
+    for folder in map(lambda d: Path(d).expanduser().absolute(), dirs):
+        if target == folder or folder in target.parents:
+            raise ValueError(f"--out {str(out)!r} lies inside the results folder {str(folder)!r}: write the site "
+                             "elsewhere (a results folder holds records only)")
     with output_folder(out, OUTPUT, force=force) as claim:
         records, left_out = read_records(dirs)
+        if not records and left_out and suite is None:
+            path, reason = left_out[0]
+            raise ValueError(f"no valid record to build a board from: {len(left_out)} record files were left out, "
+                             f"e.g. {path}: {reason}")
         chosen = suite_of(records, suite)
         board = assemble(records, chosen, left_out)
         with claim.written() as folder:
