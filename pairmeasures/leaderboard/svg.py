@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from typing import Sequence
 
 from .stats import RANKED, sort_key
 
-__all__ = ["pareto_front", "scatter", "nice_ticks"]
+__all__ = ["nice_ticks", "pareto_front", "scatter", "short_name"]
 
 WIDTH, HEIGHT = 620, 400
 _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 24, 16, 52
@@ -110,13 +111,22 @@ def scatter(points: Sequence[tuple[str, float, float]], *, x_label: str, y_label
     return "".join(parts)
 
 
+def short_name(name: str, limit: int = 30) -> str:
+    """A system's name short enough to label a point: long stage arguments become ``(…)``
+    (``bm25>>ce(…)>>duogreedy(0.25)``), and what is still too long is cut."""
+    if len(name) <= limit:
+        return name
+    short = re.sub(r"\(([^()]{11,})\)", "(…)", name)
+    return short if len(short) <= limit else short[: limit - 1] + "…"
+
+
 def _labels(points: Sequence[tuple[str, float, float]], right: float) -> list[str]:
     """Text labels beside points, each put where it overlaps no label placed before it (above or below, right or
     left of its point); a label with no free place is left to the point's tooltip."""
     placed: list = []
     parts = []
     for name, cx, cy in points:
-        label = name if len(name) <= 28 else name[:27] + "…"
+        label = short_name(name)
         width = 6.3 * len(label)
         for dx, dy in ((7, -6), (7, 14), (-7, -6), (-7, 14)):
             anchor = "start" if dx > 0 else "end"
