@@ -6,12 +6,13 @@ The records are made by ``tests/synthetic_records.py`` and written with ``write_
 as ``benchmark run`` writes them (the record JSON with every per-query value; a small run file beside each). Each
 build runs as a user runs it, ``python -m pairmeasures leaderboard build DIR --out SITE --suite SUITE``, in a
 child process measured from outside with ``os.wait4``: CPU seconds (user + system, the imports included) and peak
-RSS. The target, for 100 systems: at most 10 CPU-s and 1 GiB. Growth: the least-squares slope of log(CPU seconds)
+RSS; each size is built ``--repeat`` times (default 2) and the least CPU time kept, since other work on a shared
+machine only adds to it. The target, for 100 systems: at most 10 CPU-s and 1 GiB. Growth: the least-squares slope of log(CPU seconds)
 on log(systems) (1.0 = linear).
 
 Writes results/leaderboard_build.json.
 
-Usage: python benchmarks/leaderboard.py [--systems 25 50 100] [--tasks 8] [--queries 2000] [--work DIR]
+Usage: python benchmarks/leaderboard.py [--systems 25 50 100] [--tasks 8] [--queries 2000] [--repeat 2] [--work DIR]
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 from _common import save
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[1:1] = [str(ROOT), str(ROOT / "tests")]  # this checkout's pairmeasures, and the synthetic records of the tests
 
 TARGET_CPU_S, TARGET_RSS_MB = 10.0, 1024.0
 
@@ -53,7 +54,7 @@ def measure_build(suite_file: Path, results: Path, site: Path) -> dict:
     """Build the board in a child process; its CPU seconds and peak RSS."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "pairmeasures", "leaderboard", "build", str(results), "--out", str(site),
-               "--suite", str(suite_file)]
+               "--suite", str(suite_file), "--force"]
     start = time.perf_counter()
     child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(child.pid, 0)
@@ -89,6 +90,8 @@ def main() -> None:
     parser.add_argument("--systems", type=int, nargs="+", default=[25, 50, 100])
     parser.add_argument("--tasks", type=int, default=8)
     parser.add_argument("--queries", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=2, help="builds per size; the least CPU time is kept (the most "
+                                                              "memory), as a busy machine only adds to them")
     parser.add_argument("--work", type=Path, default=None, help="folder for the records and sites (default: a "
                                                                    "temporary folder, removed afterwards)")
     args = parser.parse_args()
@@ -98,7 +101,10 @@ def main() -> None:
         for systems in args.systems:
             suite_file, results, writing = make_results(work, systems, args.tasks, args.queries)
             records_mb = sum(f.stat().st_size for f in results.rglob("*.json")) / 2**20
-            built = measure_build(suite_file, results, work / f"site-{systems}")
+            builds = [measure_build(suite_file, results, work / f"site-{systems}") for _ in range(args.repeat)]
+            built = min(builds, key=lambda b: b["cpu_s"])
+            built = {**built, "peak_rss_mb": max(b["peak_rss_mb"] for b in builds),
+                     "cpu_s_each": [b["cpu_s"] for b in builds]}
             row = {"systems": systems, "tasks": args.tasks, "queries": args.queries,
                    "records": systems * args.tasks, "records_mb": round(records_mb, 1),
                    "writing_records_s": round(writing, 1), **built}

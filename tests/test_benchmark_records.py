@@ -13,6 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from synthetic_records import make_record
 
@@ -56,6 +57,11 @@ def test_a_record_round_trips_with_its_run_beside_it(tmp_path):
     (found,), problems = read_records([tmp_path / "results"], check_runs=True)
     assert problems == [] and found.measures == data["measures"] and found.n == data["n"]
     assert list(found.query_ids) == IDS and found.data["run_sha256"] == json.loads(path.read_text())["run_sha256"]
+    for measure, column in data["per_query"]["values"].items():  # stored with 15 significant digits
+        written = np.array([np.nan if v is None else v for v in column])
+        assert np.allclose(found.values[measure], written, rtol=5e-15, atol=0, equal_nan=True)
+    assert all(len(repr(v).lstrip("0.").replace(".", "").split("e")[0]) <= 15
+               for v in json.loads(path.read_text())["per_query"]["values"]["nDCG@10"])
     assert files(tmp_path / "results") == {MARKER, "bm25/pair/procon.json", "bm25/pair/procon.run.gz"}  # no lock left
 
 

@@ -24,9 +24,9 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMAT", "KEYS", "MARKER", "MARKER_FORMAT", "check_record", "dump_record", "is_results_folder",
-           "read_record_file", "record_folder_name", "record_path", "run_path", "run_sha256", "run_text", "same_result",
-           "stored_run_sha256", "validate_record"]
+__all__ = ["FORMAT", "KEYS", "MARKER", "MARKER_FORMAT", "PER_QUERY_DIGITS", "check_record", "dump_record",
+           "is_results_folder", "read_record_file", "record_folder_name", "record_path", "run_path", "run_sha256",
+           "run_text", "same_result", "stored_per_query", "stored_run_sha256", "validate_record"]
 
 FORMAT = 1
 #: Every key of a record.
@@ -177,6 +177,20 @@ def _check_column(measure: str, column: Any, length: int, mean: Any, count: int)
     if mean is None or abs(float(measured.mean()) - mean) > 1e-9 * max(1.0, abs(mean)):
         return f"{measure}: the mean {mean} is not the mean of its per-query values ({float(measured.mean())!r})", None
     return None, array
+
+
+#: The significant digits of a stored per-query value: 15 (``DBL_DIG``: a decimal of 15 digits survives a double
+#: unchanged; the value moves by at most 5e-15 of itself). Numbers of 16-17 digits, as ``repr`` writes most doubles, take JSON
+#: readers twice as long to parse, and reading records is most of a board's build; the means are stored in full.
+PER_QUERY_DIGITS = 15
+
+
+def stored_per_query(per_query: dict) -> dict:
+    """``per_query`` as a record stores it: the values with :data:`PER_QUERY_DIGITS` significant digits."""
+    digits = f".{PER_QUERY_DIGITS}g"
+    return {"query_ids": list(per_query["query_ids"]),
+            "values": {m: [None if v is None else float(format(v, digits)) for v in column]
+                       for m, column in per_query["values"].items()}}
 
 
 def dump_record(record: dict) -> str:

@@ -43,6 +43,7 @@ from .recordformat import (
     run_sha256,
     run_text,
     same_result,
+    stored_per_query,
     stored_run_sha256,
 )
 
@@ -70,7 +71,8 @@ def write_record(results_dir: str | os.PathLike, record: dict, run: "str | pd.Da
     """Write ``record`` and its ``run`` (TREC text, or a frame: :func:`run_text`) into the results folder
     ``results_dir`` under its lock, atomically (the run first, then the record); return the record's path.
 
-    ``run_sha256`` and ``created`` are filled in when absent; a given ``run_sha256`` must be the run's. The folder is
+    ``run_sha256`` and ``created`` are filled in when absent; a given ``run_sha256`` must be the run's. Per-query
+    values are stored with 15 significant digits (:data:`~.recordformat.PER_QUERY_DIGITS`), the means in full. The folder is
     created and marked on first write; a folder that is neither a results folder nor empty is refused. The same
     record written again changes nothing. A different record of the same (system, task) is a
     :class:`RecordConflictError` naming both, unless ``replace``: the earlier record and run are then kept as
@@ -91,7 +93,7 @@ def write_record(results_dir: str | os.PathLike, record: dict, run: "str | pd.Da
     if record["run_sha256"] != digest:
         raise ValueError(f"{who}: its run_sha256 {record['run_sha256'][:12]}… is not the sha256 of the run given "
                          f"({digest[:12]}…)")
-    record = {key: record[key] for key in KEYS}
+    record = {**{key: record[key] for key in KEYS}, "per_query": stored_per_query(record["per_query"])}
     folder = Path(results_dir).expanduser().absolute()
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"{option} {str(folder)!r} is a file: name a results folder")
