@@ -180,8 +180,9 @@ def _check_column(measure: str, column: Any, length: int, mean: Any, count: int)
 
 
 #: The significant digits of a stored per-query value: 15 (``DBL_DIG``: a decimal of 15 digits survives a double
-#: unchanged; the value moves by at most 5e-15 of itself). Numbers of 16-17 digits, as ``repr`` writes most doubles, take JSON
-#: readers twice as long to parse, and reading records is most of a board's build; the means are stored in full.
+#: unchanged; the value moves by at most 5e-15 of itself). Numbers of 16-17 digits, as ``repr`` writes most
+#: doubles, take JSON readers twice as long to parse, and reading records is most of a board's build; the means are
+#: stored in full.
 PER_QUERY_DIGITS = 15
 
 
