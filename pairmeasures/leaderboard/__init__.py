@@ -56,6 +56,6 @@ def build(dirs: Sequence[str | os.PathLike], out: str | os.PathLike, suite: Opti
         chosen = suite_of(records, suite)
         board = assemble(records, chosen, left_out)
         with claim.written() as folder:
-            write_site(board, folder, [str(d) for d in dirs])
+            write_site(board, folder)
     return Built(claim.path, f"{chosen.name} version {chosen.version}", sum(len(t.records) for t in board.tasks),
                  len(board.other), list(left_out))

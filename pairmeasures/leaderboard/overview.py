@@ -4,7 +4,6 @@ the mean rank of every measure across tasks, the records kept apart and those le
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
 
 from .board import Board
 from .pages import esc, fmt, measure_header, page, significance_legend, system_name, task_page, value_cell
@@ -41,7 +40,7 @@ def method_text(board: Board) -> str:
         "truncated or inconsistent (a mean that is not the mean of its per-query values) are named and left out.</p>")
 
 
-def overview_page(board: Board, dirs: Sequence[str]) -> str:
+def overview_page(board: Board) -> str:
     """The whole ``index.html``."""
     suite = board.suite
     records = sum(len(t.records) for t in board.tasks)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Sequence
 
 from .board import Board
 from .exports import board_csv, board_json
@@ -19,7 +18,7 @@ __all__ = ["STATIC", "write_site"]
 STATIC = Path(__file__).resolve().parent / "static"
 
 
-def write_site(board: Board, folder: str | Path, dirs: Sequence[str] = ()) -> list[Path]:
+def write_site(board: Board, folder: str | Path) -> list[Path]:
     """Write the site of ``board`` into ``folder`` (which exists and is empty); the files written."""
     folder = Path(folder)
     (folder / "tasks").mkdir(exist_ok=True)
@@ -32,7 +31,7 @@ def write_site(board: Board, folder: str | Path, dirs: Sequence[str] = ()) -> li
 
     for name in ("board.css", "board.js"):
         write(name, (STATIC / name).read_text(encoding="utf-8"))
-    write("index.html", overview_page(board, dirs))
+    write("index.html", overview_page(board))
     names = [task_page(t.task.id) for t in board.tasks]
     if len(set(names)) != len(names):
         raise ValueError("two tasks of the suite map to one page name: give them ids that differ in more than "
