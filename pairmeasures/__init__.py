@@ -51,18 +51,24 @@ _LAZY = {
 }
 
 
+#: Subpackages loaded on first use: ``pm.benchmark.load_suite``, ``pm.leaderboard.build``.
+_LAZY_PACKAGES = ("benchmark", "leaderboard")
+
+
 def __getattr__(name: str):
     """Heavier parts (PyTerrier transformers, embeddings) load on first use."""
-    if name in _LAZY:
+    if name in _LAZY or name in _LAZY_PACKAGES:
         import importlib
 
+        if name in _LAZY_PACKAGES:
+            return importlib.import_module(f"{__name__}.{name}")
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'pairmeasures' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     """The module's names and the lazily loaded ones, so tab completion and ``dir(pm)`` show them."""
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_PACKAGES))
 
 # ``math`` (the array functions, ``pm.math``) is left out: ``from pairmeasures import *`` must not
 # shadow the standard library's ``math``. The names from pm.measures follow it.

@@ -70,9 +70,12 @@ class Lock:
         self.instead = f"another {option}" if option else "another path"
         self.descriptor: Optional[int] = None
 
-    def acquire(self) -> None:
+    def acquire(self, wait: float = 0.0) -> None:
+        """Take the lock, or a ValueError naming the process holding it; ``wait``: seconds to wait for that
+        process to release it first (writers that take turns, such as records written into one results folder)."""
         if fcntl is None:
             return
+        deadline = time.monotonic() + wait
         while True:
             try:
                 descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
@@ -84,6 +87,9 @@ class Lock:
             except BlockingIOError:
                 holder = self._holder(descriptor)
                 os.close(descriptor)
+                if time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
                 raise ValueError(f"{self.label} is being written by another pairmeasures process{holder}: wait for it "
                                  f"to finish, or choose {self.instead}") from None
             except OSError:  # a file system without locks: go on unlocked

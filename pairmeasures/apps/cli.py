@@ -28,6 +28,8 @@ _MODULES = {
     "train-polarity": "train_polarity",
     "generate-fitset": "generate_fitset",
     "seme": "seme",
+    "benchmark": "benchmark",
+    "leaderboard": "leaderboard",
 }
 
 

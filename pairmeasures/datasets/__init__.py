@@ -36,12 +36,13 @@ import warnings
 from typing import Optional
 
 __all__ = ["Corpus", "CorpusSourceError", "DATASET_IDS", "DATA_ENV", "DatasetError", "DatasetUnavailableError",
-           "GroupLabel", "Profile", "Qrel", "Query", "load", "load_profile", "open_corpus", "record_types", "register",
-           "register_when_ir_datasets_loads", "status"]
+           "GroupLabel", "Profile", "Qrel", "Query", "ir_datasets_home", "load", "load_profile", "local_files",
+           "open_corpus", "record_types", "register", "register_when_ir_datasets_loads", "status"]
 
 #: Where each public name lives (the record types of the dataset families are found through their specs:
 #: :func:`record_types`).
 _LAZY = {"DATA_ENV": "._resources", "DatasetError": "._resources", "DatasetUnavailableError": "._resources",
+         "ir_datasets_home": "._resources",
          "DATASET_IDS": "._catalogue", **dict.fromkeys(("Corpus", "CorpusSourceError", "open_corpus"), ".corpus"),
          **dict.fromkeys(("Profile", "load_profile"), ".profile"), **dict.fromkeys(("GroupLabel", "Qrel", "Query"), "._records")}
 
@@ -196,3 +197,27 @@ def register_when_ir_datasets_loads() -> None:
         _register_quietly()
     elif not any(isinstance(finder, _RegisterAfterImport) for finder in sys.meta_path):
         sys.meta_path.insert(0, _RegisterAfterImport())
+
+
+def local_files(dataset_id: str, data: Optional[str | os.PathLike] = None) -> dict:
+    """``{file: path}`` of every file ``dataset_id`` reads from its mirror, keyed as :meth:`Corpus.files` keys them
+    (in the mirror layout: ``procon/qrels/test.tsv``, ``wiki-balance-categories.tsv``), with where it is here: in
+    ``data`` (else ``$PAIRMEASURES_DATA``) or the download cache, or None where neither has it (then keyed by the
+    plain name; optional files that are absent are left out). Nothing is downloaded or parsed; an incomplete resource
+    folder is a :class:`DatasetError`. The files of ir_datasets' own collections (MS MARCO) are not among them."""
+    from pathlib import Path
+
+    from ._loaders import resource_files
+    from ._resources import find
+
+    files: dict = {}
+    for resource in _spec(dataset_id).resources:
+        location = find(resource, data)
+        if location is None:
+            names = resource.files or ("",)
+            files.update({(Path(resource.name) / name).as_posix(): None for name in names})
+            continue
+        for path in resource_files(location):
+            relative = Path(resource.name) / path.relative_to(location.path) if resource.files else Path(resource.name)
+            files[relative.as_posix()] = path
+    return files
