@@ -5,8 +5,9 @@
 - SIGTERM is taken as Ctrl-C: one line, the ``--out`` lock released, status 143;
 - a user's ``module:attr`` stage that exits or raises names the system and the module;
 - ``pm.bm25`` without the ``pisa`` extra names the extra;
-- the MS MARCO sets without ir_datasets' files name the files, where they go and how to fetch them, without
-  trying to connect; ``pairmeasures datasets`` does not call them available;
+- the MS MARCO sets without ir_datasets' files and without network (the download ir_datasets tries fails) name
+  the files, where they go, why the download failed and how to fetch them; ``pairmeasures datasets`` says they
+  come after download (test_msmarco.py: the download itself, from a stand-in network);
 - a damaged corpus store, or one whose documents are not the corpus's, is rebuilt with one warning naming it.
 """
 
