@@ -702,6 +702,9 @@ def test_datasets_command_lists_where_each_dataset_resolves_from(tmp_path, data_
     assert rows["pair/wiki-balance/natural"]["resolves from"].startswith("download: SALT-NLP/wiki-balance-natural")
     assert rows["pair/msmarco-passage/dev/gender-qs2"]["available"] == \
         "yes; documents and qrels: ir_datasets msmarco-passage, here"  # the miniature's (tests/test_failures.py: none)
+    assert rows["pair/msmarco-passage/trec-dl-2019/gender"]["available"] == (  # the miniature has no TREC DL qrels
+        "after download; documents and qrels: ir_datasets msmarco-passage, downloaded on first use: the qrels "
+        "(2019qrels-pass.txt, 187 kB)")
 
     (tmp_path / "procon").mkdir()  # an incomplete folder given with --data
     table = cli("datasets", "--data", str(tmp_path))

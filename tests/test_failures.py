@@ -5,8 +5,9 @@
 - SIGTERM is taken as Ctrl-C: one line, the ``--out`` lock released, status 143;
 - a user's ``module:attr`` stage that exits or raises names the system and the module;
 - ``pm.bm25`` without the ``pisa`` extra names the extra;
-- the MS MARCO sets without ir_datasets' files name the files, where they go and how to fetch them, without
-  trying to connect; ``pairmeasures datasets`` does not call them available;
+- the MS MARCO sets without ir_datasets' files and without network (the download ir_datasets tries fails) name
+  the files, where they go, why the download failed and how to fetch them; ``pairmeasures datasets`` says they
+  come after download (test_msmarco.py: the download itself, from a stand-in network);
 - a damaged corpus store, or one whose documents are not the corpus's, is rebuilt with one warning naming it.
 """
 
@@ -156,94 +157,193 @@ def test_bm25_without_the_pisa_extra_names_it(folder, tmp_path):  # noqa: F811
         2, "pairmeasures audit: needs pyterrier-pisa: pip install 'pairmeasures[audit]'"), audit.stderr
 
 
-# --- MS MARCO offline ----------------------------------------------------------------------------------------------
+# --- MS MARCO without network --------------------------------------------------------------------------------------
 
-#: The command line in a process whose every network connection fails, saying so on stderr.
-OFFLINE = """import socket, sys
-def refuse(*args, **kwargs):
-    sys.stderr.write("CONNECTION ATTEMPTED\\n")
-    raise OSError("offline")
-socket.socket.connect = refuse
-socket.socket.connect_ex = refuse
-socket.create_connection = refuse
-from pairmeasures.apps.cli import main
-sys.exit(main(sys.argv[1:]))
+#: Run in a process without network (``NETWORK``: every DNS lookup fails (``dns``), every connection is refused
+#: (``refused``) or times out (``timeout``); each attempt said on stderr), before ``sys.argv[1]`` (a Python file) runs
+#: with ``sys.argv[2:]``. With ``STAND_IN`` (a JSON file: URL -> ``{"path", "md5", "pinned_md5"}``), ir_datasets'
+#: downloader is served those files instead (a stand-in network: no socket opens, each URL served said on stderr),
+#: and a download ir_datasets checks against ``pinned_md5`` is checked against the stand-in's ``md5`` (null: against
+#: the pinned one, which the stand-in's bytes then fail).
+NO_NETWORK = """import json, os, runpy, socket, sys
+mode = os.environ.get("NETWORK", "dns")
+def attempt(*args, **kwargs):
+    sys.stderr.write("NETWORK ATTEMPTED\\n")
+    if mode == "dns":
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+    if mode == "timeout":
+        raise socket.timeout("timed out")
+    raise ConnectionRefusedError(111, "Connection refused")
+def resolve(host, port, *args, **kwargs):
+    if mode == "dns":
+        attempt()
+    return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("192.0.2.1", port))]
+socket.getaddrinfo = resolve
+socket.socket.connect = socket.socket.connect_ex = socket.create_connection = attempt
+if os.environ.get("STAND_IN"):
+    import contextlib
+    from ir_datasets import util
+    from ir_datasets.util.download import RequestsDownload
+    with open(os.environ["STAND_IN"]) as handle:
+        served = json.load(handle)
+    @contextlib.contextmanager
+    def stream(self):
+        if self.url not in served:
+            attempt()
+        sys.stderr.write(f"SERVED {self.url}\\n")
+        with open(served[self.url]["path"], "rb") as handle:
+            yield handle
+    RequestsDownload.stream = stream
+    stand_ins = {entry["pinned_md5"]: entry["md5"] for entry in served.values() if entry["md5"]}
+    verified = util.HashStream
+    util.HashStream = lambda stream, expected, algo="md5": verified(stream, stand_ins.get(expected, expected), algo)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
+#: The command line, as ``python -m pairmeasures`` runs it.
+COMMAND_LINE = "import sys\nfrom pairmeasures.apps.cli import main\nsys.exit(main(sys.argv[1:]))\n"
 
-def offline(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", OFFLINE, *args], capture_output=True, text=True, timeout=600, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "IR_DATASETS_HOME": str(home),
-                               "PAIRMEASURES_CACHE_DIR": str(cwd / "cache")})
+
+def without_network(*args: str, home: Path, cwd: Path, network: str = "dns", stand_in: dict | None = None,
+                    script: str = COMMAND_LINE) -> subprocess.CompletedProcess:
+    """``script`` (default: the command line) with ``args``, in a process without network (:data:`NO_NETWORK`) whose
+    ir_datasets home is ``home``; ``stand_in``: URL -> ``{"path", "md5", "pinned_md5"}`` served instead."""
+    program = cwd / "program.py"
+    program.write_text(script)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "IR_DATASETS_HOME": str(home), "NETWORK": network,
+           "PAIRMEASURES_CACHE_DIR": str(cwd / "cache"),
+           "IR_DATASETS_SKIP_DISK_FREE": "true"}  # ir_datasets wants the real collection's 1.06 GB free
+    if stand_in is not None:
+        (cwd / "stand-in.json").write_text(json.dumps(stand_in))
+        env["STAND_IN"] = str(cwd / "stand-in.json")
+    return subprocess.run([sys.executable, "-c", NO_NETWORK, str(program), *args], capture_output=True, text=True,
+                          timeout=600, cwd=cwd, env=env)
+
+
+def downloads_json() -> dict:
+    """ir_datasets' facts of msmarco-passage's downloads (URL, size, md5, cache path)."""
+    import ir_datasets
+
+    return json.loads((Path(ir_datasets.__file__).parent / "etc" / "downloads.json").read_text())["msmarco-passage"]
+
+
+COLLECTION = "the collection (collectionandqueries.tar.gz, 1.06 GB)"
+DEV_QRELS, DL19_QRELS = "the qrels (qrels.dev.tsv, 1.2 MB)", "the qrels (2019qrels-pass.txt, 187 kB)"
+MSMARCO_HOST, NIST_HOST = "msmarco.z22.web.core.windows.net", "trec.nist.gov"
 
 
 @pytest.mark.usefixtures("data_mirror")
-def test_msmarco_sets_without_ir_datasets_files_name_them_and_never_connect(tmp_path):
+def test_msmarco_sets_offline_try_the_download_then_name_the_files_and_why_it_failed(tmp_path):
     home = tmp_path / "ir_datasets"
     home.mkdir()
     qrels, run = trec_files(tmp_path)
     base = home / "msmarco-passage"
-    collection = ("the collection (collectionandqueries.tar.gz, 1.06 GB)", "collectionandqueries.tar.gz")
-    for command, dataset, lacks in (  # what each needs: an audit all of it, embed the documents, eval the qrels
-            (["audit", "--dataset", QS2, "--systems", "bm25", "--out", str(tmp_path / "out")], QS2,
-             [collection, ("the qrels (qrels.dev.tsv, 1.2 MB)", "dev/qrels")]),
-            (["eval", QS1, str(run), "nDCG@10"], QS1, [("the qrels (qrels.dev.tsv, 1.2 MB)", "dev/qrels")]),
-            (["embed", DL19], DL19, [collection]),
-            (["audit", "--dataset", DL19, "--systems", "bm25", "--out", str(tmp_path / "out")], DL19,
-             [collection, ("the qrels (2019qrels-pass.txt, 187 kB)", "trec-dl-2019/qrels")]),
-            (["datasets", "export", QS2, "docs"], QS2, [collection])):
-        done = offline(*command, home=home, cwd=tmp_path)
-        assert done.returncode != 0 and "Traceback" not in done.stderr and "CONNECTION" not in done.stderr, done.stderr
+    facts = downloads_json()
+    garbage = tmp_path / "garbage.tar.gz"
+    garbage.write_bytes(b"not the collection")
+    damaged = {facts["collectionandqueries"]["url"]: {"path": str(garbage), "md5": None,
+                                                      "pinned_md5": facts["collectionandqueries"]["expected_md5"]}}
+    cases = (  # what each command needs (an audit all of it, embed the documents, eval the qrels), and each failure
+        (["audit", "--dataset", QS2, "--systems", "bm25", "--out", str(tmp_path / "out")], QS2, [COLLECTION, DEV_QRELS],
+         "dns", f"ConnectionError: Failed to resolve '{MSMARCO_HOST}' ([Errno -3] Temporary failure in name resolution)"),
+        (["eval", QS1, str(run), "nDCG@10"], QS1, [DEV_QRELS],
+         "refused", "ConnectionError: Failed to establish a new connection: [Errno 111] Connection refused"),
+        (["embed", DL19], DL19, [COLLECTION], "timeout", f"ConnectTimeout: Connection to {MSMARCO_HOST} timed out."),
+        (["eval", DL19, str(run), "nDCG@10"], DL19, [DL19_QRELS],  # two mirrors, NIST's first
+         "dns", f"ConnectionError: Failed to resolve '{NIST_HOST}' ([Errno -3] Temporary failure in name resolution)"),
+        (["datasets", "export", QS2, "docs"], QS2, [COLLECTION],  # served, but not the file ir_datasets pins
+         damaged, "HashVerificationError: Expected md5 hash to be 31644046b18952c1386cd4564ba2ae69 but got "))
+    for command, dataset, lacks, network, why in cases:
+        served = network if isinstance(network, dict) else None
+        done = without_network(*command, home=home, cwd=tmp_path, network="dns" if served else network,
+                               stand_in=served)
         lines = done.stderr.splitlines()
-        assert lines[0].startswith(f"pairmeasures {command[0]}: ") and lines[0].endswith(
-            f"{dataset} is not available here: ir_datasets' msmarco-passage lacks "
-            f"{' and '.join(what for what, _ in lacks)} in {base}/ ($IR_DATASETS_HOME), and pairmeasures does not "
-            "download them."), done.stderr
-        for _, target in lacks:
-            assert any(line.startswith(f"    -> {base / target}") for line in lines), (target, lines)
-        if collection in lacks:
-            assert f"    -> {base}/collectionandqueries.tar.gz (ir_datasets extracts collection.tsv from it)" in lines
-            assert "https://msmarco.z22.web.core.windows.net/msmarcoranking/collectionandqueries.tar.gz (1.06 GB, " \
-                   "md5 31644046b18952c1386cd4564ba2ae69)" in done.stderr
-            assert "'ir_datasets export msmarco-passage docs > /dev/null'" in lines[-1]
-        assert lines[-1].endswith("here (docs/msmarco.md).")
-    assert not (tmp_path / "out").exists()  # nothing written, nothing half-downloaded (ir_datasets makes folders)
-    assert not [p for p in base.rglob("*") if not p.is_dir()]
+        said = f"pairmeasures {command[0]}: " + ("" if command[0] == "embed" else "error: ")  # embed says its own
+        assert done.returncode == (1 if command[0] == "embed" else 2) and "Traceback" not in done.stderr, done.stderr
+        assert lines[0] == (f"pairmeasures: {dataset}: downloading ir_datasets' msmarco-passage files, "
+                            f"{' and '.join(lacks)}, into {base}/ (once: later uses read them there)"), done.stderr
+        tried = "SERVED " if served else "NETWORK ATTEMPTED"
+        assert any(line.startswith(tried) for line in lines), done.stderr  # ir_datasets did try
+        assert not [line for line in lines if "download error" in line or "Download failed" in line]  # said once:
+        (error,) = [n for n, line in enumerate(lines) if line.startswith(said)]
+        first = (f"{said}{dataset} is not available here: ir_datasets' msmarco-passage "
+                 f"lacks {' and '.join(lacks)} in {base}/ ($IR_DATASETS_HOME), and downloading them failed ({why}")
+        assert lines[error].startswith(first), (lines[error], first)
+        assert lines[error].endswith("); run it again with network access, or fetch them elsewhere and put them there "
+                                     "(below; docs/msmarco.md)."), lines[error]
+        details = lines[error + 1:]
+        assert details[0] == "Fetch them where there is network and put them there:", details
+        for what in lacks:
+            download = {COLLECTION: "collectionandqueries", DEV_QRELS: "dev/qrels", DL19_QRELS: "trec-dl-2019/qrels"}[what]
+            size = what.rsplit(", ", 1)[1].rstrip(")")
+            assert f"  {facts[download]['url']} ({size}, md5 {facts[download]['expected_md5']})" in details, details
+            assert any(line.startswith(f"    -> {base / facts[download]['cache_path']}") for line in details), details
+        if COLLECTION in lacks:
+            assert f"    -> {base}/collectionandqueries.tar.gz (ir_datasets extracts collection.tsv from it)" in details
+            assert "'ir_datasets export msmarco-passage docs > /dev/null'" in details[-1]
+        assert details[-1].endswith("here (docs/msmarco.md).")
+    assert not (tmp_path / "out").exists()  # nothing written, nothing half-downloaded: only ir_datasets' own mark
+    written = {p.relative_to(home).as_posix() for p in home.rglob("*") if not p.is_dir()}
+    assert {p for p in written if not p.startswith("pair/")} <= {"msmarco-passage/irds_version.txt"}, written
+    debug = without_network("--debug", *cases[1][0], home=home, cwd=tmp_path, network="refused")
+    assert debug.returncode == 2 and "requests.exceptions.ConnectionError: HTTPSConnectionPool(" in debug.stderr
+    assert "The above exception was the direct cause of the following exception:" in debug.stderr  # raised from it
 
     def available() -> dict:
-        listed = offline("datasets", "--format", "json", home=home, cwd=tmp_path)
-        assert listed.returncode == 0 and "CONNECTION" not in listed.stderr, listed.stderr
+        listed = without_network("datasets", "--format", "json", home=home, cwd=tmp_path)
+        assert listed.returncode == 0 and "NETWORK" not in listed.stderr, listed.stderr
         return {row["dataset"]: row["available"] for row in json.loads(listed.stdout)}
 
+    first_use = "after download; documents and qrels: ir_datasets msmarco-passage, downloaded on first use: "
     rows = available()
-    for dataset in (QS1, QS2, DL19):
-        assert rows[dataset].startswith("no: ir_datasets' msmarco-passage lacks the collection "
-                                        "(collectionandqueries.tar.gz, 1.06 GB) and the qrels ("), rows[dataset]
-    (base / "dev").mkdir(parents=True)
-    (base / "collection.tsv").write_text("1\tone passage\n")  # not marked as ir_datasets' own: it would delete it
+    assert rows[QS1] == rows[QS2] == f"{first_use}{COLLECTION} and {DEV_QRELS}", rows[QS2]
+    assert rows[DL19] == f"{first_use}{COLLECTION} and {DL19_QRELS}", rows[DL19]
+    (base / "dev").mkdir(parents=True, exist_ok=True)  # ir_datasets made the folders it downloads into
     (base / "dev" / "qrels").write_text("1 0 1 1\n")
+    (base / "irds_version.txt").unlink(missing_ok=True)
+    (base / "collection.tsv").write_text("1\tone passage\n")  # not marked as ir_datasets' own: it would delete it
     rows = available()
-    assert rows[QS1] == rows[QS2] and rows[QS2].startswith("no: ir_datasets' msmarco-passage lacks the collection ")
+    unmarked = (f"{base}/collection.tsv is there, but {base}/irds_version.txt does not say 'v2': ir_datasets would "
+                "delete it and extract it again")
+    assert rows[QS1] == rows[QS2] == rows[DL19] == f"no: {unmarked} (docs/msmarco.md)", rows[QS2]
+    refused = without_network("datasets", "export", QS2, "docs", home=home, cwd=tmp_path)
+    assert refused.returncode == 2 and "NETWORK" not in refused.stderr, refused.stderr
+    assert refused.stderr.startswith(f"pairmeasures datasets: error: {QS2} is not available here: {unmarked}, so "
+                                     "pairmeasures does not hand it to ir_datasets: move it away"), refused.stderr
+    assert (base / "collection.tsv").read_text() == "1\tone passage\n" and not (base / "irds_version.txt").exists()
     (base / "irds_version.txt").write_text("v2")
     rows = available()
-    assert rows[QS2].startswith("yes; documents and qrels: ir_datasets msmarco-passage, here"), rows[QS2]
-    assert rows[DL19].startswith("no: ir_datasets' msmarco-passage lacks the qrels (2019qrels-pass.txt, 187 kB)")
+    assert rows[QS2] == "yes; documents and qrels: ir_datasets msmarco-passage, here", rows[QS2]
+    assert rows[DL19] == f"{first_use}{DL19_QRELS}", rows[DL19]
 
 
-def test_a_missing_msmarco_collection_is_named_before_ir_datasets_is_asked(tmp_path, monkeypatch, data_mirror):
-    """In this process, whose sockets refuse (tests/conftest.py): ir_datasets is never asked for a file it lacks."""
-    import ir_datasets  # noqa: F401  (imported with the session's home: it keeps its paths)
+LIBRARY_USES = """import pairmeasures as pm
+from pairmeasures.datasets import DatasetUnavailableError, open_corpus
+QS1, QS2, DL19 = {sets!r}
+for use in (lambda: open_corpus(QS2).qrels(), lambda: open_corpus(DL19).documents(["1"]),
+            lambda: next(iter(pm.datasets.load(QS1).docs_iter())), lambda: list(pm.datasets.load(QS2).qrels_iter()),
+            lambda: pm.datasets.load(QS2).docs_handler().docs_store()):
+    try:
+        use()
+    except DatasetUnavailableError as error:
+        print(type(error.__cause__).__name__, str(error).splitlines()[0], sep=" | ")
+print(len(list(pm.datasets.load(QS2).queries_iter())))
+"""
 
-    import pairmeasures as pm
-    from pairmeasures.datasets import DatasetUnavailableError, open_corpus
 
-    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path))  # where pairmeasures looks, now empty
-    for use in (lambda: open_corpus(QS2).qrels(), lambda: open_corpus(DL19).documents(["1"]),
-                lambda: next(iter(pm.datasets.load(QS1).docs_iter())), lambda: list(pm.datasets.load(QS2).qrels_iter()),
-                lambda: pm.datasets.load(QS2).docs_handler().docs_store()):
-        with pytest.raises(DatasetUnavailableError, match="ir_datasets' msmarco-passage lacks the (collection|qrels)"):
-            use()
-    assert len(list(pm.datasets.load(QS2).queries_iter())) == 215  # the queries are the mirror's: no check
+@pytest.mark.usefixtures("data_mirror")
+def test_the_library_offline_raises_the_same_error_from_the_download_error(tmp_path):
+    home = tmp_path / "ir_datasets"
+    done = without_network(home=home, cwd=tmp_path, script=LIBRARY_USES.format(sets=(QS1, QS2, DL19)))
+    assert done.returncode == 0, done.stderr
+    *failed, queries = done.stdout.splitlines()
+    assert len(failed) == 5 and queries == "215", done.stdout  # the queries are the mirror's: nothing to download
+    for line, lacks in zip(failed, ([COLLECTION, DEV_QRELS], [COLLECTION], [COLLECTION], [DEV_QRELS], [COLLECTION])):
+        cause, message = line.split(" | ")
+        assert cause == "ConnectionError" and f"lacks {' and '.join(lacks)} in " in message, line
+        assert "and downloading them failed (ConnectionError: Failed to resolve" in message, line
+    assert done.stderr.count("pairmeasures: pair/msmarco-passage/") == 5  # each use tried again, saying so
 
 
 # --- the corpus store ----------------------------------------------------------------------------------------------

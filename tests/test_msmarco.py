@@ -1,8 +1,9 @@
 """The MS MARCO gender audits end to end, offline: a miniature ``msmarco-passage`` (ir_datasets' own file layout,
 a few hundred passages that carry the query words and gender terms, dev and TREC DL 2019 qrels) in a private
 ir_datasets home, FRR-shaped published runs in a private mirror, and ``pairmeasures audit`` as a subprocess with
-``bm25``, the published ``run:`` systems, a re-ranker and the papers' measures. Nothing downloads: the one test of
-downloads serves the public files from a stand-in network."""
+``bm25``, the published ``run:`` systems, a re-ranker and the papers' measures. Nothing downloads: the tests of
+downloads (the published runs; ir_datasets' msmarco-passage on a set's first use) serve the public files from a
+stand-in network."""
 
 from __future__ import annotations
 
@@ -234,3 +235,62 @@ def test_the_trec_dl_2019_set_and_the_papers_measures(data_dir):
     assert audit_measures("pair/procon") == []
     profile = pm.datasets.load_profile("pair/procon")
     assert "Duo@10" in default_measures(profile)  # other datasets keep theirs
+
+
+@pytest.mark.stand_in_network
+def test_first_use_has_ir_datasets_download_msmarco_passage_then_reads_it_there(tmp_path, data_dir, data_mirror):
+    """Without the files, the first read of a set has ir_datasets download them, as it would without pairmeasures,
+    saying so first; here from a stand-in network serving a tiny ``collectionandqueries.tar.gz`` and
+    ``qrels.dev.tsv`` (checked against their own md5 where ir_datasets pins the real files')."""
+    import tarfile
+
+    from test_failures import COLLECTION, DEV_QRELS, downloads_json, without_network
+
+    home = tmp_path / "ir_datasets"
+    base = home / "msmarco-passage"
+    facts = downloads_json()
+    first, second = list(read_queries(data_dir / "msmarco-gender" / "qs2_queries.tsv"))[:2]
+    passages = {"7001": "she is a nurse", "7002": "he is an engineer", "7003": "a river runs through the garden"}
+    collection = "".join(f"{d}\t{t}\n" for d, t in passages.items())
+    archive = tmp_path / "collectionandqueries.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        member = tarfile.TarInfo("collection.tsv")
+        member.size = len(collection.encode())
+        tar.addfile(member, io.BytesIO(collection.encode()))
+    qrels = tmp_path / "qrels.dev.tsv"  # "1" is a dev query of neither set: left out
+    qrels.write_text(f"{first}\t0\t7001\t1\n{second}\t0\t7002\t1\n1\t0\t7003\t1\n")
+    stand_in = {facts[key]["url"]: {"path": str(path), "md5": hashlib.md5(path.read_bytes()).hexdigest(),
+                                    "pinned_md5": facts[key]["expected_md5"]}
+                for key, path in (("collectionandqueries", archive), ("dev/qrels", qrels))}
+    coming = "after download; documents and qrels: ir_datasets msmarco-passage, downloaded on first use: "
+
+    def available() -> str:
+        listed = without_network("datasets", "--format", "json", home=home, cwd=tmp_path)
+        assert listed.returncode == 0 and "NETWORK" not in listed.stderr, listed.stderr
+        return {row["dataset"]: row["available"] for row in json.loads(listed.stdout)}[QS2]
+
+    assert available() == f"{coming}{COLLECTION} and {DEV_QRELS}"
+    docs = without_network("datasets", "export", QS2, "docs", home=home, cwd=tmp_path, stand_in=stand_in)
+    lines = docs.stderr.splitlines()
+    assert docs.returncode == 0 and "NETWORK" not in docs.stderr, docs.stderr
+    assert lines[0] == (f"pairmeasures: {QS2}: downloading ir_datasets' msmarco-passage files, {COLLECTION}, into "
+                        f"{base}/ (once: later uses read them there)")
+    assert [line for line in lines if line.startswith("SERVED")] == [f"SERVED {facts['collectionandqueries']['url']}"]
+    assert docs.stdout == collection
+    assert (base / "collectionandqueries.tar.gz").read_bytes() == archive.read_bytes()  # where ir_datasets wants it
+    assert (base / "collection.tsv").read_text() == collection and (base / "irds_version.txt").read_text() == "v2"
+    assert available() == f"{coming}{DEV_QRELS}"
+
+    run = tmp_path / "run.txt"
+    run.write_text(f"{first} Q0 7001 1 2.0 r\n{second} Q0 7003 1 2.0 r\n{second} Q0 7002 2 1.0 r\n")
+    scored = without_network("eval", QS2, str(run), "nDCG@10", home=home, cwd=tmp_path, stand_in=stand_in)
+    lines = scored.stderr.splitlines()
+    assert scored.returncode == 0 and "NETWORK" not in scored.stderr, scored.stderr
+    assert lines[0] == (f"pairmeasures: {QS2}: downloading ir_datasets' msmarco-passage files, {DEV_QRELS}, into "
+                        f"{base}/ (once: later uses read them there)")
+    assert [line for line in lines if line.startswith("SERVED")] == [f"SERVED {facts['dev/qrels']['url']}"]
+    assert (base / "dev" / "qrels").read_bytes() == qrels.read_bytes()
+    assert scored.stdout.split()[-1] == f"{(1 + 1 / math.log2(3)) / 2:.4f}", scored.stdout  # the two judged queries
+    again = without_network("eval", QS2, str(run), "nDCG@10", home=home, cwd=tmp_path, stand_in={})
+    assert (again.returncode, again.stdout) == (0, scored.stdout) and again.stderr == "", again.stderr  # read there
+    assert available() == "yes; documents and qrels: ir_datasets msmarco-passage, here"

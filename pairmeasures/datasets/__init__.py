@@ -23,8 +23,9 @@ dataset offers ``docs_iter()``, ``queries_iter()``, ``qrels_iter()`` and, for th
 One module per dataset family holds its records, conversion, builder, resources and specs
 (``wiki_balance``, ``msmarco_gender``, ``perspectrum``, ``procon``, ``grep_biasir``); ``_catalogue``
 collects them, and the private modules ``_records`` (shared records), ``_resources`` (locations,
-downloads), ``_convert`` (text cleaning, writers), ``_loaders`` (specs, tables, parsing once) and
-``_irds`` (the ir_datasets classes) hold what they share.
+downloads), ``_irdsfiles`` (ir_datasets' own files a set reads, the MS MARCO passages and qrels: which are
+missing, fetched by ir_datasets on first use), ``_convert`` (text cleaning, writers), ``_loaders`` (specs, tables,
+parsing once) and ``_irds`` (the ir_datasets classes) hold what they share.
 """
 
 from __future__ import annotations
@@ -104,9 +105,11 @@ def register() -> None:
 
 
 def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
-    """For each dataset: where its files resolve from and whether they are here (nothing is downloaded)."""
+    """For each dataset: where its files resolve from and whether they are here (nothing is downloaded): ``yes``,
+    ``after download`` (downloaded on first use), or ``no: ...`` (what makes it fail until it is fixed)."""
     from ._catalogue import SPECS
-    from ._resources import DatasetError, find, irds_missing, irds_summary, mirror_roots
+    from ._irdsfiles import irds_missing, irds_on_first_use, irds_unmarked
+    from ._resources import DatasetError, find, mirror_roots
 
     mirror_roots(data)  # a mirror folder named but absent is an error, not a column of "download" rows
     rows = []
@@ -123,15 +126,14 @@ def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
                 places.append(f"download: {resource.source}")
             else:
                 places.append(f"{location.origin}: {location.path}")
-        lacking = irds_missing(spec.documents_files)
-        if lacking:  # never downloaded by pairmeasures: not "after download"
-            problems.append(f"{irds_summary(lacking)}, which pairmeasures does not download (docs/msmarco.md: where "
-                            "to put them)")
+        problems += [f"{note} (docs/msmarco.md)" for note in irds_unmarked(spec.documents_files)]
+        lacking = [] if problems else irds_missing(spec.documents_files)  # ir_datasets downloads them on first use
         available = ("no: " + "; ".join(problems) if problems else
-                     "after download" if missing else "yes")
+                     "after download" if missing or lacking else "yes")
         if spec.documents_from and not problems:
             groups = ", ".join(dict.fromkeys(file.group for file in spec.documents_files))
-            available += f"; documents and qrels: ir_datasets {groups}, here"
+            available += "; documents and qrels: " + (irds_on_first_use(lacking) if lacking else
+                                                      f"ir_datasets {groups}, here")
         rows.append({"dataset": spec.id, "resolves from": "; ".join(places), "available": available})
     return rows
 

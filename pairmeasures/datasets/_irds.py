@@ -18,9 +18,10 @@ from ir_datasets.indices import Docstore
 
 from .._atomic import write_atomically
 from ._catalogue import SPECS
+from ._irdsfiles import ensure_irds_files
 from ._loaders import DatasetSpec, Tables, load_tables
 from ._records import GroupLabel, Qrel, Query
-from ._resources import DatasetError, cache_root, require_irds_files
+from ._resources import DatasetError, cache_root
 
 
 class _Records:
@@ -168,11 +169,11 @@ class PairLabels:
 
 class _Checked:
     """ir_datasets' handler of another dataset's ``kind`` (``docs``, ``qrels``) for a dataset reading them from there
-    (``documents_from``), made by ``make()`` on first use, after its files (those of ``kind``) are checked
-    (:func:`~._resources.require_irds_files`): files that are not here are named in a DatasetUnavailableError
-    instead of being downloaded. Nothing of ir_datasets' dataset is touched before: any call of msmarco-passage's
-    collection, even ``docs_handler()``, runs ir_datasets' migration, which writes ``irds_version.txt`` and deletes a
-    ``collection.tsv`` it did not mark."""
+    (``documents_from``), made by ``make()`` on first use, once its files (those of ``kind``) are there
+    (:func:`~._irdsfiles.ensure_irds_files`: ir_datasets fetches those missing, announced on stderr; a
+    DatasetUnavailableError naming them where that fails). Nothing of ir_datasets' dataset is touched before, so
+    registering the sets touches nothing: any call of msmarco-passage's collection, even ``docs_handler()``, runs
+    ir_datasets' migration, which writes ``irds_version.txt`` and deletes a ``collection.tsv`` it did not mark."""
 
     def __init__(self, spec: DatasetSpec, kind: str, make):
         self._spec, self._kind, self._make, self._handler = spec, kind, make, None
@@ -182,8 +183,8 @@ class _Checked:
             raise AttributeError(name)
         if name == f"{self._kind}_handler":  # this checked handler, not the bare one
             return lambda: self
-        require_irds_files(self._spec.id, tuple(f for f in self._spec.documents_files if f.kind == self._kind))
-        if self._handler is None:
+        if self._handler is None:  # made once the files are there
+            ensure_irds_files(self._spec.id, tuple(f for f in self._spec.documents_files if f.kind == self._kind))
             self._handler = self._make()
         return getattr(self._handler, name)
 

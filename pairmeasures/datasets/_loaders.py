@@ -21,8 +21,9 @@ from typing import Callable, Optional, Sequence
 from .._atomic import write_atomically
 from ..sideinfo.beir import DataFileError, read_labels, read_qrels
 from ..sideinfo.memo import Memo
+from ._irdsfiles import IrdsFile
 from ._records import GroupLabel, Qrel
-from ._resources import DatasetError, IrdsFile, Location, Resource, cache_root, locate
+from ._resources import DatasetError, Location, Resource, cache_root, locate
 
 #: Bumped whenever records or parsing change, so that pickles of older versions are not used
 #: (2: the record classes moved to the dataset family modules).

@@ -275,13 +275,13 @@ class _DatasetCorpus(Corpus):
         return load_tables(self.spec, self.data)
 
     def _base(self):
-        """The ir_datasets dataset the documents come from (``documents_from``), once the documents' files are known
-        to be here (else a DatasetUnavailableError naming them: ir_datasets would try to download them)."""
+        """The ir_datasets dataset the documents come from (``documents_from``), once the documents' files are here
+        (ir_datasets fetches them on first use; a DatasetUnavailableError naming them where it cannot)."""
         import ir_datasets
 
-        from ._resources import require_irds_files
+        from ._irdsfiles import ensure_irds_files
 
-        require_irds_files(self.spec.id, tuple(file for file in self.spec.documents_files if file.kind == "docs"))
+        ensure_irds_files(self.spec.id, tuple(file for file in self.spec.documents_files if file.kind == "docs"))
         return ir_datasets.load(self.spec.documents_from)
 
     @property
@@ -336,9 +336,9 @@ class _DatasetCorpus(Corpus):
 
         if self.documents_from:
             from . import load
-            from ._resources import require_irds_files
+            from ._irdsfiles import ensure_irds_files
 
-            require_irds_files(self.spec.id, self.spec.documents_files)  # all of them: what an audit lacks, at once
+            ensure_irds_files(self.spec.id, self.spec.documents_files)  # all of them: what an audit needs, fetched at once
             rows = [(q.query_id, q.doc_id, int(q.relevance)) for q in load(self.spec.id, self.data).qrels_iter()]
         else:
             rows = [(q.query_id, q.doc_id, int(q.relevance)) for q in self._tables().qrels]

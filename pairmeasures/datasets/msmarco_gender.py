@@ -18,9 +18,10 @@ from typing import Sequence
 
 from ..sideinfo.beir import DataFileError, iter_tsv
 from ._convert import clean_text, write_tsv
+from ._irdsfiles import IrdsFile
 from ._loaders import DatasetSpec, Tables
 from ._records import Query
-from ._resources import UNKNOWN, DatasetError, IrdsFile, Location, Resource, github_file
+from ._resources import UNKNOWN, DatasetError, Location, Resource, github_file
 
 __all__ = ["DL19_ID", "FAIRNESS_RETRIEVAL_COMMIT", "GENDER_BIAS_IR_COMMIT", "MSMARCO_GENDER", "MSMARCO_GENDER_DL19",
            "QS1_ID", "QS2_ID", "SPECS", "audit_measures", "convert_msmarco_gender", "gender_queries"]
