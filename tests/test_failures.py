@@ -45,30 +45,31 @@ def trec_files(where: Path) -> tuple[Path, Path]:
 # --- one line, the traceback behind --debug ------------------------------------------------------------------------
 
 def test_an_error_of_a_library_is_one_line_naming_it_and_debug_shows_the_traceback(tmp_path):
-    """ir_measures asserts on ``Rprec@5`` (R-precision has no cut-off): that printed a traceback."""
+    """pytrec_eval raises TypeError for ``AP(rel=0)`` (ir_measures passes the parameter through): that printed a
+    traceback; ``--debug`` (before or after the command) and PAIRMEASURES_DEBUG=1 still show it."""
     qrels, run = trec_files(tmp_path)
-    done = pairmeasures("eval", str(qrels), str(run), "Rprec@5")
+    done = pairmeasures("eval", str(qrels), str(run), "AP(rel=0)")
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
-    assert done.stderr.startswith("pairmeasures eval: error: ir_measures refused the input: unsupported params found: "
-                                  "['cutoff'] (an assertion at ir_measures/")
-    assert done.stderr.rstrip().endswith("run again with --debug (or PAIRMEASURES_DEBUG=1) for the traceback")
-    for args, env in ((("--debug", "eval", str(qrels), str(run), "Rprec@5"), {}),
-                      (("eval", str(qrels), str(run), "Rprec@5", "--debug"), {}),
-                      (("eval", str(qrels), str(run), "Rprec@5"), {"PAIRMEASURES_DEBUG": "1"})):
+    assert done.stderr.startswith("pairmeasures eval: error: TypeError: Argument relevance_level should be positive. "
+                                  "(raised at pytrec_eval/")
+    assert "run again with --debug (or PAIRMEASURES_DEBUG=1) for the traceback" in done.stderr
+    for args, env in ((("--debug", "eval", str(qrels), str(run), "AP(rel=0)"), {}),
+                      (("eval", str(qrels), str(run), "AP(rel=0)", "--debug"), {}),
+                      (("eval", str(qrels), str(run), "AP(rel=0)"), {"PAIRMEASURES_DEBUG": "1"})):
         shown = pairmeasures(*args, env=env)
         assert shown.returncode == 1 and shown.stderr.startswith("Traceback (most recent call last):"), args
-        assert "AssertionError: unsupported params found" in shown.stderr
+        assert "TypeError: Argument relevance_level should be positive" in shown.stderr
         assert shown.stderr.splitlines()[-1] == done.stderr.rstrip()  # the same line last
 
 
-def test_a_type_error_of_an_evaluator_is_one_line(tmp_path):
-    """pytrec_eval raises TypeError for ``AP(rel=0)``."""
+def test_a_parameter_a_measure_does_not_have_is_the_commands_own_line(tmp_path):
+    """``Rprec@5`` (R-precision has no cut-off) made ir_measures assert; the command's parser names it first."""
     qrels, run = trec_files(tmp_path)
-    done = pairmeasures("eval", str(qrels), str(run), "AP(rel=0)")
-    assert done.returncode == 1 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1
-    assert done.stderr.startswith("pairmeasures eval: error: TypeError: Argument relevance_level should be positive. "
-                                  "(raised at pytrec_eval/")
+    done = pairmeasures("eval", str(qrels), str(run), "Rprec@5")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("pairmeasures eval: error: measure 'Rprec@5': Rprec has no parameter 'cutoff' "
+                           "(its parameters: rel, judged_only)\n")
 
 
 def test_the_errors_commands_raise_on_purpose_keep_their_line_and_status(tmp_path):
