@@ -1,4 +1,4 @@
-"""Layer 2: side information a measure needs besides qrels and run (polarity scores, group labels, text).
+"""Floor 2: side information a measure needs besides qrels and run (polarity scores, group labels, text).
 
 A measure reads a side input from a run column (``polarity``, ``group``, ``text``) or, when one of its
 parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Resources are named
