@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 import warnings
 from typing import Optional
 
@@ -138,54 +137,6 @@ def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
     return rows
 
 
-class _RegisterAfterImport:
-    """A ``sys.meta_path`` finder that registers the datasets right after the module ``ir_datasets``
-    has been executed by an import.
-
-    It stays in place until then, so asking for the spec without importing
-    (``importlib.util.find_spec("ir_datasets")``) does not use it up. The spec it returns is the
-    one the finders after it give, with the same loader object, whose ``exec_module`` registers
-    the datasets once it has run the module ``ir_datasets``.
-    """
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "ir_datasets":
-            return None
-        later = sys.meta_path[sys.meta_path.index(self) + 1:] if self in sys.meta_path else []
-        for finder in later:
-            find = getattr(finder, "find_spec", None)
-            spec = find(name, path, target) if find is not None else None
-            if spec is not None:
-                if hasattr(spec.loader, "exec_module"):
-                    _register_after_execution(spec.loader)
-                return spec
-        return None
-
-
-#: The wrapped ``exec_module`` methods installed by :func:`_register_after_execution` (never wrapped twice).
-_REGISTERING: set = set()
-
-
-def _register_after_execution(loader) -> None:
-    """Make ``loader.exec_module`` register the datasets after it has executed the module ``ir_datasets``."""
-    execute = loader.exec_module
-    if execute in _REGISTERING:
-        return
-
-    def exec_module(module):
-        execute(module)
-        if module.__name__ != "ir_datasets" or sys.modules.get("ir_datasets") is not module:
-            return  # a loader shared with other modules, or a module executed outside the import system
-        if vars(loader).get("exec_module") is exec_module:
-            del loader.exec_module  # the loader's own method again
-        for finder in [f for f in sys.meta_path if isinstance(f, _RegisterAfterImport)]:
-            sys.meta_path.remove(finder)
-        _register_quietly()
-
-    _REGISTERING.add(exec_module)
-    loader.exec_module = exec_module
-
-
 def _register_quietly() -> None:
     try:
         register()
@@ -195,10 +146,9 @@ def _register_quietly() -> None:
 
 def register_when_ir_datasets_loads() -> None:
     """Register the datasets now if ir_datasets is imported, else right after it is (no import here)."""
-    if "ir_datasets" in sys.modules:
-        _register_quietly()
-    elif not any(isinstance(finder, _RegisterAfterImport) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _RegisterAfterImport())
+    from ..compat import after_import
+
+    after_import("ir_datasets", _register_quietly)
 
 
 def local_files(dataset_id: str, data: Optional[str | os.PathLike] = None) -> dict:
