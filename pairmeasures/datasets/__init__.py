@@ -35,6 +35,8 @@ import os
 import warnings
 from typing import Optional
 
+from ._load import load, register, spec_of
+
 __all__ = ["Corpus", "CorpusSourceError", "DATASET_IDS", "DATA_ENV", "DatasetError", "DatasetUnavailableError",
            "GroupLabel", "Profile", "Qrel", "Query", "ir_datasets_home", "load", "load_profile", "local_files",
            "open_corpus", "record_types", "register", "register_when_ir_datasets_loads", "status"]
@@ -70,37 +72,6 @@ def __getattr__(name: str):
 def __dir__() -> list:
     """The module's names, the lazily loaded ones and the record types (which imports the family modules)."""
     return sorted(set(globals()) | set(_LAZY) | set(record_types()))
-
-
-def _spec(dataset_id: str):
-    from ._catalogue import DATASET_IDS, SPEC_BY_ID
-
-    if dataset_id not in SPEC_BY_ID:
-        raise KeyError(f"unknown pairmeasures dataset {dataset_id!r}; known: {', '.join(DATASET_IDS)}")
-    return SPEC_BY_ID[dataset_id]
-
-
-def load(dataset_id: str, data: Optional[str | os.PathLike] = None):
-    """The ir_datasets dataset ``dataset_id``; ``data``: a mirror folder to read it from (laid out
-    like ``shared/data``), taking precedence over ``$PAIRMEASURES_DATA``."""
-    spec = _spec(dataset_id)
-    register()
-    if data is None:
-        import ir_datasets
-
-        return ir_datasets.load(dataset_id)
-    from ._irds import build
-
-    return build(spec, data)
-
-
-def register() -> None:
-    """Register the datasets with ir_datasets now (importing it); later calls do nothing."""
-    import ir_datasets  # noqa: F401  first: its import hook registers (below), before ._irds is half imported
-
-    from ._irds import register as register_all
-
-    register_all()
 
 
 def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
@@ -163,7 +134,7 @@ def local_files(dataset_id: str, data: Optional[str | os.PathLike] = None) -> di
     from ._resources import find
 
     files: dict = {}
-    for resource in _spec(dataset_id).resources:
+    for resource in spec_of(dataset_id).resources:
         location = find(resource, data)
         if location is None:
             names = resource.files or ("",)

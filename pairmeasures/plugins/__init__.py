@@ -17,7 +17,7 @@ from importlib import metadata
 
 import pluggy
 
-hookimpl = pluggy.HookimplMarker("pairmeasures")
+from .hookspecs import hookimpl
 
 ENTRY_POINT_GROUP = "pairmeasures"
 
