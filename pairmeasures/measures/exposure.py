@@ -20,7 +20,7 @@ from ir_measures import measures
 from ..math.exposure import log_exposure, rbp_exposure
 from ..math.group_combos import per_group, positions
 from .base import RangedParam, SideInput
-from .groupcombo import MAX_REL_PARAM, UTILITY_DEGENERATE_PARAM, ExposureMeasure, GroupComboMeasure, utility
+from .group_combos import MAX_REL_PARAM, UTILITY_DEGENERATE_PARAM, ExposureMeasure, GroupComboMeasure, utility
 from .ranked import RankedLists, RunInputError
 from .registry import register_builtin
 
