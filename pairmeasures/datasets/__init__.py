@@ -25,7 +25,8 @@ One module per dataset family holds its records, conversion, builder, resources 
 collects them, and the private modules ``_records`` (shared records), ``_resources`` (locations,
 downloads), ``_irdsfiles`` (ir_datasets' own files a set reads, the MS MARCO passages and qrels: which are
 missing, fetched by ir_datasets on first use), ``_convert`` (text cleaning, writers), ``_loaders`` (specs, tables,
-parsing once) and ``_irds`` (the ir_datasets classes) hold what they share.
+parsing once), ``_irds`` (the ir_datasets classes) and ``_load`` (:func:`load`, :func:`register`) hold what they
+share.
 """
 
 from __future__ import annotations
