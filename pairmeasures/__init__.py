@@ -51,8 +51,9 @@ _LAZY = {
 }
 
 
-#: Subpackages loaded on first use: ``pm.benchmark.load_suite``, ``pm.leaderboard.build``.
-_LAZY_PACKAGES = ("benchmark", "leaderboard")
+#: Subpackages loaded on first use: ``pm.analysis.paired_bootstrap``, ``pm.benchmark.load_suite``,
+#: ``pm.leaderboard.build``.
+_LAZY_PACKAGES = ("analysis", "benchmark", "leaderboard")
 
 
 def __getattr__(name: str):

@@ -1,5 +1,7 @@
-"""The house rules of docs/architecture.md, checked on the package's source: imports never run back up the floors,
-no module imports another module's private name, and no module outgrows 450 lines."""
+"""The house rules of docs/architecture.md, checked on the package's source: imports (at the top, inside functions,
+and as ``importlib.import_module`` strings or ``_LAZY`` tables) never run back up the floors nor in a circle, no
+module imports another module's private name, no module outgrows 450 lines, and the package docstrings name the
+floors the table gives."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import pairmeasures as pm
 PACKAGE = Path(pm.__file__).resolve().parent
 
 #: The floors, bottom up (docs/architecture.md): a module may import its own floor and those below it.
-FLOORS = {"_atomic": 0, "_exclusive": 0, "_moved": 0, "math": 1, "sideinfo": 2, "measures": 3, "plugins": 4, "datasets": 5,
+FLOORS = {"_atomic": 0, "_exclusive": 0, "math": 1, "sideinfo": 2, "measures": 3, "compat": 3, "plugins": 4, "datasets": 5,
           "demo": 5, "pipelines": 6, "generate": 7, "analysis": 8, "train": 9, "benchmark": 10, "leaderboard": 11,
           "apps": 12, "__main__": 12}
 #: The longest a module may be.
@@ -32,23 +34,72 @@ def modules() -> dict[str, Path]:
 MODULES = modules()
 
 
-def imports(module: str, path: Path):
-    """``(line, imported module, imported names)`` of every import of a pairmeasures module in ``module``'s file,
-    also those inside functions; ``names`` is empty for ``import x`` forms."""
+def resolve(module: str, path: Path, name: str, level: int = 0) -> str:
+    """The absolute name of ``name`` imported ``level`` packages up from ``module`` (in file ``path``)."""
+    if not level:
+        return name
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    base = package.split(".")[: len(package.split(".")) - level + 1]
+    return ".".join(base + ([name] if name else []))
+
+
+def relative(module: str, path: Path, text: str) -> str:
+    """``importlib.import_module(text, package)``'s module, ``text`` absolute or relative (``.x``, ``..x``) to
+    ``module``'s package."""
+    level = len(text) - len(text.lstrip("."))
+    return resolve(module, path, text[level:], level)
+
+
+def import_module_string(node: ast.AST) -> str | None:
+    """The literal module name of an ``importlib.import_module("...")`` / ``import_module("...")`` call, else None."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)):
+        return None
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return node.args[0].value if called == "import_module" else None
+
+
+def lazy_table(node: ast.AST) -> list[str]:
+    """The module strings of a ``_LAZY = {name: "module"}`` table (``import_module(_LAZY[name], __name__)``)."""
+    if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets)):
+        return []
+    return [c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            and (c.value.startswith(".") or c.value.startswith("pairmeasures."))]
+
+
+def type_checking_only(tree: ast.AST) -> set[int]:
+    """The ids of the import nodes under ``if TYPE_CHECKING:`` (never run)."""
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(inner) for child in node.body for inner in ast.walk(child)}
+    return skipped
+
+
+def imports(module: str, path: Path, *, runtime: bool = False):
+    """``(line, imported module, imported names)`` of every import of a pairmeasures module in ``module``'s file,
+    also those inside functions, the literal ``importlib.import_module("...")`` strings and the module strings of
+    a ``_LAZY`` table (``names`` is empty for those and for ``import x`` forms); ``runtime``: without those under
+    ``if TYPE_CHECKING:``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = type_checking_only(tree) if runtime else set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = resolve(module, path, node.module or "", node.level)
             if target.split(".")[0] == "pairmeasures":
                 yield node.lineno, target, [alias.name for alias in node.names]
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "pairmeasures":
                     yield node.lineno, alias.name, []
+        else:
+            for text in [import_module_string(node)] + lazy_table(node):
+                target = relative(module, path, text) if text else ""
+                if target.split(".")[0] == "pairmeasures":
+                    yield node.lineno, target, []
 
 
 def floor(module: str) -> int | None:
@@ -76,6 +127,103 @@ def test_no_import_runs_back_up():
                 wrong.append(f"{path.relative_to(PACKAGE)}:{line}: {module} (floor {here}) imports {target} "
                              f"(floor {there})")
     assert not wrong, "\n".join(wrong)
+
+
+#: Circles allowed for now, each with the branch that removes it (the lead drops the entry at merge).
+KNOWN_CIRCLES = [
+    # fixed on branch h33-audit (json_safe moves to a leaf)
+    {"pairmeasures.apps.audit.outputs", "pairmeasures.apps.audit.tradeoff"},
+]
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the pairmeasures modules it imports when it runs (at its top or inside its functions, by
+    ``import_module`` string or ``_LAZY`` table; not under ``if TYPE_CHECKING:``). The package itself, which
+    exposes every floor, is left out; so is the implicit import of a module's parent packages."""
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        if module == "pairmeasures":
+            continue
+        edges = graph.setdefault(module, set())
+        for _, target, names in imports(module, path, runtime=True):
+            submodules = {f"{target}.{name}" for name in names} & set(MODULES)
+            edges |= submodules
+            if target in MODULES and (not names or len(submodules) < len(names)):
+                edges.add(target)
+        edges.discard(module)
+        edges.discard("pairmeasures")
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan), each as one circle through it."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+
+    def visit(node: str) -> None:  # the graph is a few hundred modules: recursion is shallow enough
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return [circle_through(graph, group) for group in groups]
+
+
+def circle_through(graph: dict[str, set[str]], group: set[str]) -> list[str]:
+    """One circle of imports within ``group``, from its first module (breadth first: the shortest)."""
+    start = min(group)
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for other in sorted(graph[node] & group):
+            if other == start:
+                return paths[node] + [start]
+            if other not in paths:
+                paths[other] = paths[node] + [other]
+                queue.append(other)
+    return sorted(group)
+
+
+def test_no_import_circles():
+    found = circles(import_graph())
+    unexpected = [circle for circle in found if set(circle) not in KNOWN_CIRCLES]
+    assert not unexpected, "import circles:\n" + "\n".join(" -> ".join(circle) for circle in unexpected)
+    gone = [known for known in KNOWN_CIRCLES if known not in [set(circle) for circle in found]]
+    assert not gone, f"these circles are gone: remove them from KNOWN_CIRCLES: {gone}"
+
+
+def test_the_circle_check_finds_circles_through_functions_and_strings():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert circles(graph) == [["a", "b", "c", "a"]]
+    source = Path(__file__)  # any file: only the module name matters for the relative strings
+    assert relative("pairmeasures.datasets", PACKAGE / "datasets" / "__init__.py", "._records") == \
+        "pairmeasures.datasets._records"
+    assert relative("pairmeasures.apps.cli", source, "..datasets") == "pairmeasures.datasets"
+    tree = ast.parse("def f():\n    importlib.import_module('pairmeasures.apps.cli')\n")
+    assert [import_module_string(node) for node in ast.walk(tree) if import_module_string(node)] == \
+        ["pairmeasures.apps.cli"]
 
 
 def private_part(target: str, name: str | None, importer: str) -> str | None:
@@ -119,6 +267,28 @@ def test_the_checks_catch_what_they_are_for():
     assert not private_part("pairmeasures.datasets._loaders", "load_tables", "pairmeasures.datasets.corpus")
     assert not private_part("pairmeasures._atomic", "write_atomically", "pairmeasures.apps.audit.outputs")
     assert floor("pairmeasures.apps.cli") > floor("pairmeasures.pipelines.specs") > floor("pairmeasures.math.duo")
+
+
+@pytest.mark.parametrize("package", sorted(m for m in MODULES if m.count(".") == 1 and MODULES[m].name == "__init__.py"))
+def test_package_docstrings_name_their_floor(package):
+    import re
+
+    doc = ast.get_docstring(ast.parse(MODULES[package].read_text(encoding="utf-8"))) or ""
+    assert not re.search(r"\blayer \d", doc, flags=re.I), f"{package}: the floors are called floors, not layers"
+    named = re.findall(r"\bfloor (\d+)", doc, flags=re.I)
+    assert all(int(n) == floor(package) for n in named), f"{package} says floor {named}, the table {floor(package)}"
+
+
+def test_statistics_are_found_through_pm_analysis():
+    """architecture.md: statistics are found through ``pm.analysis``, loaded on first use (not at import)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pairmeasures as pm\n"
+            "assert 'pairmeasures.analysis' not in sys.modules\n"
+            "assert callable(pm.analysis.paired_bootstrap) and 'analysis' in dir(pm)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
 
 
 def test_no_extra_pins_torch_to_one_build():

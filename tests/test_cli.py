@@ -206,15 +206,3 @@ def test_every_command_is_a_module_of_one_shape_and_explains_itself():
     for step in ("material", "serve", "export", "analyze"):
         result = cli("seme", step, "--help")
         assert result.returncode == 0 and result.stdout.startswith(f"usage: pairmeasures seme {step} "), step
-
-
-def test_the_old_homes_of_commands_still_import_with_a_warning():
-    import importlib
-
-    for old, name, new in (("pairmeasures.train.ibbr_cli", "run", "pairmeasures.apps.commands.train_ibbr"),
-                           ("pairmeasures.train.ibbr_cli", "train_ibbr", "pairmeasures.train.ibbr_training"),
-                           ("pairmeasures.train.polarity_cli", "add_arguments", "pairmeasures.apps.commands.train_polarity"),
-                           ("pairmeasures.generate.cli", "HELP", "pairmeasures.apps.commands.generate_fitset")):
-        with pytest.warns(DeprecationWarning, match=f"moved to {new}.{name}.*removed in pairmeasures 0.3"):
-            moved = getattr(importlib.import_module(old), name)
-        assert moved is getattr(importlib.import_module(new), name)

@@ -1,5 +1,5 @@
 """pairmeasures adapts ir_measures and pt.Experiment to measures that leave queries out
-(``pairmeasures/measures/frameworks.py``): the adaptations are invisible to every other measure, checked in fresh
+(``pairmeasures/compat/``): the adaptations are invisible to every other measure, checked in fresh
 interpreters with and without ``import pairmeasures``; and ``pt.Experiment(..., batch_size=N)`` gives the numbers it
 gives without batches, in each of PyTerrier's plans."""
 

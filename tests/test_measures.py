@@ -666,41 +666,6 @@ def test_star_import_leaves_the_standard_library_math_alone():
     assert {"Duo", "TExFAIR", "Lexicon", "CounterfactualSubstitution", "clear_caches"} <= set(namespace)
 
 
-@pytest.mark.parametrize("old, moved", [
-    ("pairmeasures.math.neutrality", {"fairr": "fairr", "neutrality": "fairr", "nfairr_lists": "fairr",
-                                      "position_discount": "fairr", "DEGENERATE_NFAIRR": "fairr"}),
-    ("pairmeasures.math.group_fairness", {"rkl": "group", "group_fairness_lists": "group", "GROUP_MEASURES": "group"}),
-    ("pairmeasures.math.rank_parity", {"ndkl_lists": "parity", "iaa_lists": "parity", "attention": "parity"}),
-    ("pairmeasures.math.group_exposure", {"log_exposure": "exposure", "rbp_exposure": "exposure",
-                                          "geometric_attention": "awrf", "per_group": "group_combos",
-                                          "positions": "group_combos"}),
-    ("pairmeasures.math.exposure", {"texfair": "texfair", "ted": "texfair", "TermFairnessResult": "texfair",
-                                    "awrf": "awrf", "position_weights": "awrf", "DISTANCES": "awrf"}),
-])
-def test_renamed_math_modules_still_import_with_a_warning(old, moved):
-    """One module name per family in math/ and measures/: the old paths warn, naming the new one, until 0.3."""
-    import importlib
-
-    module = importlib.import_module(old)
-    for name, home in moved.items():
-        new = importlib.import_module(f"pairmeasures.math.{home}")
-        with pytest.warns(DeprecationWarning, match=f"{old}.{name} moved to {new.__name__}.{name}.*removed in "
-                                                    "pairmeasures 0.3"):
-            assert getattr(module, name) is getattr(new, name)
-    with pytest.raises(AttributeError):
-        module.no_such_name  # noqa: B018
-    assert callable(pm.math.neutrality) and pm.math.neutrality is importlib.import_module("pairmeasures.math.fairr").neutrality
-
-
-def test_awrfs_group_form_moved_to_the_awrf_module_with_a_warning():
-    import pairmeasures.measures.exposure as exposure
-    from pairmeasures.measures import awrf, groupcombo
-
-    with pytest.warns(DeprecationWarning, match="exposure.GroupAttention moved to pairmeasures.measures.awrf"):
-        assert exposure.GroupAttention is awrf.GroupAttention
-    assert exposure.ExposureMeasure is groupcombo.ExposureMeasure
-
-
 def test_warnings_about_the_data_point_at_the_users_call(tmp_path):
     with pytest.warns(pm.DegenerateQueryWarning) as record:
         ir_measures.calc_aggregate([pm.Duo @ 10], QRELS, RUN)

@@ -15,7 +15,7 @@ import pytest
 import pairmeasures as pm
 from pairmeasures.math.group_combos import COMBOS, group_sums
 from pairmeasures.measures import pooled_value
-from pairmeasures.measures.groupcombo import GroupComboMeasure, group_presence
+from pairmeasures.measures.group_combos import GroupComboMeasure, group_presence
 
 FairRankTune = pytest.importorskip("FairRankTune")
 from FairRankTune.Metrics.ARP import ARP as frt_ARP  # noqa: E402

@@ -360,18 +360,11 @@ def test_crbo_orders_as_trec_eval_and_rejects_duplicates():
         crbo(pd.concat([original, original]), swapped)
 
 
-def test_the_term_measures_live_one_family_per_module_and_the_old_path_warns():
-    import pairmeasures.measures.terms as old
+def test_the_term_measures_live_one_family_per_module():
     from pairmeasures.measures import awrf, fairr, rab, termbase, texfair
 
     homes = {"TExFAIR": texfair, "TED": texfair, "AWRF": awrf, "FaiRR": fairr, "NFaiRR": fairr, "RaB": rab,
-             "ARaB": rab, "TermMeasure": termbase, "TEXT_INPUT": termbase}
+             "ARaB": rab}
     for name, home in homes.items():
-        assert getattr(pm.measures, name, getattr(home, name)) is getattr(home, name)
-        with pytest.warns(DeprecationWarning, match=f"pairmeasures.measures.terms.{name} moved to {home.__name__}"):
-            assert getattr(old, name) is getattr(home, name)
-    for name in ("TExFAIR", "TED", "AWRF", "FaiRR", "NFaiRR", "RaB", "ARaB"):
-        assert type(getattr(pm, name)).__module__ == homes[name].__name__
+        assert type(getattr(pm, name)).__module__ == home.__name__
         assert isinstance(getattr(pm, name), termbase.TermMeasure)
-    with pytest.raises(AttributeError):
-        old.no_such_measure  # noqa: B018

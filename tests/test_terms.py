@@ -76,21 +76,6 @@ def test_word_spans_lower_cased_are_the_tokens_of_nfc_text(text):
     assert [text[start:end].lower() for start, end in word_spans(text)] == tokenize(text, "words")
 
 
-def test_the_old_module_path_still_imports_with_a_warning():
-    import pairmeasures.sideinfo.terms as old
-    from pairmeasures.sideinfo import termcount, termlists, text, tokenizers
-
-    for name, home in [("Lexicon", termlists), ("tokenize", tokenizers), ("TermCounter", termcount),
-                       ("corpus_scheme", text), ("TOKENIZERS", tokenizers), ("parse_targets", termlists)]:
-        with pytest.warns(DeprecationWarning, match=f"moved to {home.__name__}.{name}"):
-            assert getattr(old, name) is getattr(home, name)
-    for name in old.__all__:
-        with pytest.warns(DeprecationWarning):
-            getattr(old, name)
-    with pytest.raises(AttributeError):
-        old.no_such_name  # noqa: B018
-
-
 # --- term lists ------------------------------------------------------------------------------
 
 def test_builtin_gender_list_is_paired_and_single_words():

@@ -1,1 +1,1 @@
-"""Layer 8: applications built on the library: the command line, tables and reports."""
+"""Floor 12: applications built on the library: the command line, tables and reports."""

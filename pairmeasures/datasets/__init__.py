@@ -1,4 +1,4 @@
-"""Layer 5: bias benchmarks as ir_datasets datasets, with gold labels, that also work offline.
+"""Floor 5: bias benchmarks as ir_datasets datasets, with gold labels, that also work offline.
 
 Once ``pairmeasures`` is imported, ``ir_datasets.load("pair/perspectrum")`` and
 ``pt.get_dataset("irds:pair/perspectrum")`` find these datasets (ir_datasets has no plugin
@@ -25,16 +25,18 @@ One module per dataset family holds its records, conversion, builder, resources 
 collects them, and the private modules ``_records`` (shared records), ``_resources`` (locations,
 downloads), ``_irdsfiles`` (ir_datasets' own files a set reads, the MS MARCO passages and qrels: which are
 missing, fetched by ir_datasets on first use), ``_convert`` (text cleaning, writers), ``_loaders`` (specs, tables,
-parsing once) and ``_irds`` (the ir_datasets classes) hold what they share.
+parsing once), ``_irds`` (the ir_datasets classes) and ``_load`` (:func:`load`, :func:`register`) hold what they
+share.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import sys
 import warnings
 from typing import Optional
+
+from ._load import load, register, spec_of
 
 __all__ = ["Corpus", "CorpusSourceError", "DATASET_IDS", "DATA_ENV", "DatasetError", "DatasetUnavailableError",
            "GroupLabel", "Profile", "Qrel", "Query", "ir_datasets_home", "load", "load_profile", "local_files",
@@ -73,37 +75,6 @@ def __dir__() -> list:
     return sorted(set(globals()) | set(_LAZY) | set(record_types()))
 
 
-def _spec(dataset_id: str):
-    from ._catalogue import DATASET_IDS, SPEC_BY_ID
-
-    if dataset_id not in SPEC_BY_ID:
-        raise KeyError(f"unknown pairmeasures dataset {dataset_id!r}; known: {', '.join(DATASET_IDS)}")
-    return SPEC_BY_ID[dataset_id]
-
-
-def load(dataset_id: str, data: Optional[str | os.PathLike] = None):
-    """The ir_datasets dataset ``dataset_id``; ``data``: a mirror folder to read it from (laid out
-    like ``shared/data``), taking precedence over ``$PAIRMEASURES_DATA``."""
-    spec = _spec(dataset_id)
-    register()
-    if data is None:
-        import ir_datasets
-
-        return ir_datasets.load(dataset_id)
-    from ._irds import build
-
-    return build(spec, data)
-
-
-def register() -> None:
-    """Register the datasets with ir_datasets now (importing it); later calls do nothing."""
-    import ir_datasets  # noqa: F401  first: its import hook registers (below), before ._irds is half imported
-
-    from ._irds import register as register_all
-
-    register_all()
-
-
 def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
     """For each dataset: where its files resolve from and whether they are here (nothing is downloaded): ``yes``,
     ``after download`` (downloaded on first use), or ``no: ...`` (what makes it fail until it is fixed)."""
@@ -138,54 +109,6 @@ def status(data: Optional[str | os.PathLike] = None) -> list[dict]:
     return rows
 
 
-class _RegisterAfterImport:
-    """A ``sys.meta_path`` finder that registers the datasets right after the module ``ir_datasets``
-    has been executed by an import.
-
-    It stays in place until then, so asking for the spec without importing
-    (``importlib.util.find_spec("ir_datasets")``) does not use it up. The spec it returns is the
-    one the finders after it give, with the same loader object, whose ``exec_module`` registers
-    the datasets once it has run the module ``ir_datasets``.
-    """
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "ir_datasets":
-            return None
-        later = sys.meta_path[sys.meta_path.index(self) + 1:] if self in sys.meta_path else []
-        for finder in later:
-            find = getattr(finder, "find_spec", None)
-            spec = find(name, path, target) if find is not None else None
-            if spec is not None:
-                if hasattr(spec.loader, "exec_module"):
-                    _register_after_execution(spec.loader)
-                return spec
-        return None
-
-
-#: The wrapped ``exec_module`` methods installed by :func:`_register_after_execution` (never wrapped twice).
-_REGISTERING: set = set()
-
-
-def _register_after_execution(loader) -> None:
-    """Make ``loader.exec_module`` register the datasets after it has executed the module ``ir_datasets``."""
-    execute = loader.exec_module
-    if execute in _REGISTERING:
-        return
-
-    def exec_module(module):
-        execute(module)
-        if module.__name__ != "ir_datasets" or sys.modules.get("ir_datasets") is not module:
-            return  # a loader shared with other modules, or a module executed outside the import system
-        if vars(loader).get("exec_module") is exec_module:
-            del loader.exec_module  # the loader's own method again
-        for finder in [f for f in sys.meta_path if isinstance(f, _RegisterAfterImport)]:
-            sys.meta_path.remove(finder)
-        _register_quietly()
-
-    _REGISTERING.add(exec_module)
-    loader.exec_module = exec_module
-
-
 def _register_quietly() -> None:
     try:
         register()
@@ -195,10 +118,9 @@ def _register_quietly() -> None:
 
 def register_when_ir_datasets_loads() -> None:
     """Register the datasets now if ir_datasets is imported, else right after it is (no import here)."""
-    if "ir_datasets" in sys.modules:
-        _register_quietly()
-    elif not any(isinstance(finder, _RegisterAfterImport) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _RegisterAfterImport())
+    from ..compat import after_import
+
+    after_import("ir_datasets", _register_quietly)
 
 
 def local_files(dataset_id: str, data: Optional[str | os.PathLike] = None) -> dict:
@@ -213,7 +135,7 @@ def local_files(dataset_id: str, data: Optional[str | os.PathLike] = None) -> di
     from ._resources import find
 
     files: dict = {}
-    for resource in _spec(dataset_id).resources:
+    for resource in spec_of(dataset_id).resources:
         location = find(resource, data)
         if location is None:
             names = resource.files or ("",)

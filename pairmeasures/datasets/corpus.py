@@ -335,8 +335,8 @@ class _DatasetCorpus(Corpus):
         import pandas as pd
 
         if self.documents_from:
-            from . import load
             from ._irdsfiles import ensure_irds_files
+            from ._load import load
 
             ensure_irds_files(self.spec.id, self.spec.documents_files)  # all of them: what an audit needs, fetched at once
             rows = [(q.query_id, q.doc_id, int(q.relevance)) for q in load(self.spec.id, self.data).qrels_iter()]

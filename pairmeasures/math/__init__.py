@@ -1,14 +1,10 @@
-"""Layer 1: the formulas, as pure NumPy functions on arrays in rank order (no I/O, no pandas).
+"""Floor 1: the formulas, as pure NumPy functions on arrays in rank order (no I/O, no pandas).
 
 Each measure family has the same module name here as in :mod:`pairmeasures.measures` (``duo``, ``group``,
 ``texfair``, ``awrf``, ``fairr``, ``rab``, ``exposure``, ``parity``, ``prf``); helpers several families share have
-neutral names (``_lists``, ``group_combos``). The modules renamed in 0.2 (``neutrality``, ``group_fairness``,
-``rank_parity``, ``group_exposure``) still import, with a DeprecationWarning, until 0.3.
+neutral names (``_lists``, ``group_combos``).
 """
 
-# The old FaiRR module loads before the function of its name is bound below: loaded later (by an old import path),
-# it would rebind ``pairmeasures.math.neutrality`` to itself.
-from . import neutrality as _deprecated_neutrality  # noqa: F401
 from ._lists import list_index, list_lengths, prefix_sum, segment_sum
 from .awrf import awrf, awrf_lists, distribution_distance, position_weights
 from .axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions

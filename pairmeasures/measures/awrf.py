@@ -13,7 +13,7 @@ from ..math import awrf_lists, max_ted
 from ..math.awrf import geometric_attention
 from ..math.group_combos import per_group, positions
 from .base import MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
-from .groupcombo import COMBO_PARAM, GROUP_PARAM, ExposureMeasure, GroupComboMeasure
+from .group_combos import COMBO_PARAM, GROUP_PARAM, ExposureMeasure, GroupComboMeasure
 from .ranked import RankedLists
 from .registry import register_builtin
 from .termbase import TARGETS_PARAM, TERM_PARAMS, TermMeasure

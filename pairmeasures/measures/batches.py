@@ -3,7 +3,7 @@
 With ``batch_size``, PyTerrier evaluates each batch of topics on its own, against the qrels of that batch alone (empty
 for a batch of unjudged topics), in both of its plans (``plan='linear'`` and ``plan='tree'``). A check that needs the
 whole run or all the qrels (there are qrels; some document of the run has the protected group) must not decide on one
-batch. :mod:`~pairmeasures.measures.frameworks` runs such an experiment inside :func:`evaluating_in_batches`, and a
+batch. :mod:`~pairmeasures.compat.pyterrier` runs such an experiment inside :func:`evaluating_in_batches`, and a
 measure makes such a check through :func:`check_whole_run`: outside batches it decides at once; in batches it is
 decided once every batch of the system has been evaluated, with the same error as without batches.
 """

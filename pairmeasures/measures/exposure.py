@@ -17,11 +17,10 @@ from __future__ import annotations
 import numpy as np
 from ir_measures import measures
 
-from .._moved import moved_names
 from ..math.exposure import log_exposure, rbp_exposure
 from ..math.group_combos import per_group, positions
 from .base import RangedParam, SideInput
-from .groupcombo import MAX_REL_PARAM, UTILITY_DEGENERATE_PARAM, ExposureMeasure, GroupComboMeasure, utility
+from .group_combos import MAX_REL_PARAM, UTILITY_DEGENERATE_PARAM, ExposureMeasure, GroupComboMeasure, utility
 from .ranked import RankedLists, RunInputError
 from .registry import register_builtin
 
@@ -220,6 +219,3 @@ ERBE = _ERBE()
 ERBP = _ERBP()
 ERBR = _ERBR()
 register_builtin(EXP, EXPU, EXPRU, ERBE, ERBP, ERBR)
-
-#: AWRF's group form lived here until 0.2; its old path warns until 0.3 (``ExposureMeasure`` is imported above).
-__getattr__, _ = moved_names(__name__, {"GroupAttention": "pairmeasures.measures.awrf"}, removed_in="0.3")

@@ -12,7 +12,7 @@ from ir_measures import measures
 
 from ..math.parity import favoured_pair_parts, iaa_lists, ndkl_lists
 from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
-from .groupcombo import GROUP_PARAM, MAX_REL_PARAM, GroupComboMeasure, group_codes, utility
+from .group_combos import GROUP_PARAM, MAX_REL_PARAM, GroupComboMeasure, group_codes, utility
 from .ranked import RankedLists
 from .registry import register_builtin
 

@@ -3,7 +3,7 @@ r"""One value for a whole run, as FairRankTune computes its group measures from 
 FairRankTune's ``EXP(ranking_df, item_group_dict, combo)`` takes a table whose columns are rankings and
 pools them before combining the groups. :func:`pooled` gives that value for a run: every query's considered
 documents are one ranking, an item is a (query, document) pair, and each measure pools as its
-:attr:`~pairmeasures.measures.groupcombo.GroupComboMeasure.POOLING` says: EXP, EXPU, EXPRU, ERBP, ERBR and
+:attr:`~pairmeasures.measures.group_combos.GroupComboMeasure.POOLING` says: EXP, EXPU, EXPRU, ERBP, ERBR and
 AWRF(form='groups') divide the summed numerators by the summed denominators (all exposure of the group over
 all its items), ERBE and ARP add the per-query group values. The per-query measures (``ir_measures.calc``)
 average after combining; the pooled value combines after pooling, and is not their mean.
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .base import DegenerateQueryWarning, PairMeasure
-from .groupcombo import GroupComboMeasure, PooledValue
+from .group_combos import GroupComboMeasure, PooledValue
 from .ranked import (
     QrelsLookup,
     RunInputError,

@@ -6,7 +6,7 @@ and lets each measure compute all queries at once; no Python loop runs per query
 A query a measure leaves out (``degenerate='exclude'``, the default) is not in its iteration: no value, no NaN, as
 no ir_measures measure yields NaN. What was left out, queries and documents without side information, is counted
 in one warning per measure and run; ``Measured(of=...)`` counts the measured queries. How ``ir_measures`` and
-``pt.Experiment`` are told not to fill such queries in is :mod:`pairmeasures.measures.frameworks`.
+``pt.Experiment`` are told not to fill such queries in is :mod:`pairmeasures.compat`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from ir_measures import Metric, providers
 from ir_measures.measures import Measure
 from ir_measures.util import QrelsConverter, RunConverter
 
+from ..compat import adapt_frameworks, adapt_when_loaded
+from ..compat.pyterrier import JudgedMetrics
 from .base import DegenerateQueryWarning, MeasureOutputError, MeasureValues, PairMeasure
 from .batches import in_batches
-from .frameworks import JudgedMetrics, adapt_frameworks, adapt_when_loaded
 from .ranked import (
     QrelsLookup,
     RankedLists,
@@ -97,7 +98,7 @@ class PairEvaluator(providers.Evaluator):
     def iter_calc(self, run) -> Iterator[Metric]:
         """Every judged query's value of every measure, except the queries a measure left out (no default is filled
         in for them, unlike ``ir_measures.providers.Evaluator.iter_calc``: every other judged query is yielded), as a
-        :class:`~pairmeasures.measures.frameworks.JudgedMetrics` that knows the judged queries."""
+        :class:`~pairmeasures.compat.pyterrier.JudgedMetrics` that knows the judged queries."""
         return JudgedMetrics(self._iter_calc(run), self.query_ids.tolist())
 
     def _iter_calc(self, run) -> Iterator[Metric]:

@@ -16,19 +16,16 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 from ..datasets.corpus import open_corpus
-from ..sideinfo.beir import check_text_field, record_text
-from ..sideinfo.cache import EmbeddingCache, text_key
 from ..sideinfo.embed import Embedder
 from ..sideinfo.engines import ENGINES, check_engine_options
 from ..sideinfo.progress import progress_bar
 from ..sideinfo.shards import store_for
+from .corpus_cache import CHUNK, corpus_texts, distinct_texts, missing_texts
 
-__all__ = ["EmbedResult", "embed_corpus", "corpus_texts", "fill_cache", "ENGINES"]
-
-_CHUNK = 8192  # texts per cache lookup and per local embedding call
+__all__ = ["EmbedResult", "embed_corpus", "ENGINES"]
 
 
 @dataclass
@@ -50,57 +47,6 @@ class EmbedResult:
         out = asdict(self)
         del out["index"]
         return out
-
-
-def corpus_texts(source, text: Optional[str] = None, data=None) -> Iterator[tuple]:
-    """``(doc_id, text)`` of every document of ``source`` (:func:`open_corpus`) in corpus order, ``text`` its
-    field(s) (default: the corpus's own); a document without text is an error naming it."""
-    corpus = open_corpus(source, data)
-    field = check_text_field(text or corpus.default_text)
-    for record in corpus.docs_iter():
-        value = record_text(record, field)
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"document {record['doc_id']!r} of {corpus.name} has no {field}: every document to "
-                             f"embed needs text (pass --text another field, or remove the document)")
-        yield record["doc_id"], value
-
-
-def _distinct(pairs: Iterator[tuple]) -> tuple:
-    keys: list = []
-    texts: list = []
-    seen: set = set()
-    for _, value in pairs:
-        key = text_key(value)
-        if key not in seen:
-            seen.add(key)
-            keys.append(key)
-            texts.append(value)
-    return keys, texts
-
-
-def _missing(cache: EmbeddingCache, model_key: str, keys: list, texts: list) -> tuple:
-    todo_keys, todo_texts = [], []
-    for start in range(0, len(keys), _CHUNK):
-        found = cache.get(model_key, keys[start:start + _CHUNK])
-        for key, value in zip(keys[start:start + _CHUNK], texts[start:start + _CHUNK]):
-            if key not in found:
-                todo_keys.append(key)
-                todo_texts.append(value)
-    return todo_keys, todo_texts
-
-
-def fill_cache(source, embedder: Embedder, *, text: Optional[str] = None, data=None) -> int:
-    """Put every document text of ``source`` that ``embedder``'s cache lacks into it through the enclosing compute
-    engine (the Ray pool) in one job (:meth:`Embedder.fill_elsewhere`); returns the texts embedded. What a dense
-    index built inside ``pairmeasures audit --engine ray`` does first, so its indexing batches then find every
-    vector in the cache."""
-    cache = embedder.cache
-    if cache is None:
-        raise ValueError("fill_cache fills an embedder's cache: this embedder has none (cache=False)")
-    keys, texts = _distinct(corpus_texts(source, text, data))
-    todo_keys, todo_texts = _missing(cache, embedder.key, keys, texts)
-    with progress_bar(total=len(todo_keys), desc="embedding the corpus on Ray", unit="text") as bar:
-        return embedder.fill_elsewhere(todo_keys, todo_texts, progress=bar.update)
 
 
 def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", address: Optional[str] = None,
@@ -131,18 +77,18 @@ def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", 
     embedder = Embedder(model, batch_size=batch_size, progress=False)
     cache = embedder.cache
     assert cache is not None
-    keys, texts = _distinct(corpus_texts(source, text, data))
+    keys, texts = distinct_texts(corpus_texts(source, text, data))
     if not keys:
         raise ValueError(f"{_corpus_file(source, data)} has no documents: nothing to embed, and no dense index can be "
                          f"built from it (check the file, or the dataset id)")
     store = store_for(embedder.key, work)
     store.recover(cache, embedder.key)  # shards a killed run finished: into the cache before anything is planned
-    todo_keys, todo_texts = _missing(cache, embedder.key, keys, texts)
+    todo_keys, todo_texts = missing_texts(cache, embedder.key, keys, texts)
     if engine == "local":
         count = 1
         with progress_bar(total=len(todo_texts), desc="embedding", unit="text") as bar:  # lines in a log file too
-            for begin in range(0, len(todo_texts), _CHUNK):
-                chunk = todo_texts[begin:begin + _CHUNK]
+            for begin in range(0, len(todo_texts), CHUNK):
+                chunk = todo_texts[begin:begin + CHUNK]
                 embedder.embed_distinct(chunk)
                 bar.update(len(chunk))
         embedded = embedder.computed
@@ -179,7 +125,7 @@ def _corpus_file(source, data) -> str:
 
 def _index(source, model, text, data, index_dir) -> Path:
     """The dense index the ``dense`` stage reads, built from the cache now filled (or the one that exists)."""
-    from .dense import dense_index
+    from .dense import dense_index  # PyTerrier, only when an index is built
 
     _, folder = dense_index(source, model, text=text or open_corpus(source, data).default_text, data=data,
                             index_dir=index_dir)

@@ -164,7 +164,7 @@ def dense_index(source: str | os.PathLike, model: Optional[str | os.PathLike] = 
         pool = current_engine()
         if pool is not None and hasattr(pool, "embed"):
             # audit --engine ray: the corpus in one pool job, not one per indexing batch; the indexer reads the cache
-            from .corpus_embedding import fill_cache
+            from .corpus_cache import fill_cache
 
             fill_cache(source, encoder.embedder, text=text, data=data)
 

@@ -1,4 +1,4 @@
-"""Layer 4: plugins. Built-in and third-party measure families register through the same pluggy hooks.
+"""Floor 4: plugins. Built-in and third-party measure families register through the same pluggy hooks.
 
 Third-party plugins are found through the ``pairmeasures`` entry-point group. A plugin that
 fails to load (import error or ``sys.exit`` at import, misspelt hook, hook raising or exiting) is
@@ -17,7 +17,7 @@ from importlib import metadata
 
 import pluggy
 
-hookimpl = pluggy.HookimplMarker("pairmeasures")
+from .hookspecs import hookimpl
 
 ENTRY_POINT_GROUP = "pairmeasures"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import sideinfo
 from ..measures import BUILTIN_MEASURES
-from . import hookimpl
+from .hookspecs import hookimpl
 
 
 @hookimpl

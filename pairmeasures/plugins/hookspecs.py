@@ -17,6 +17,9 @@ from typing import Callable, Mapping, Sequence
 import pluggy
 
 hookspec = pluggy.HookspecMarker("pairmeasures")
+#: The marker of a hook implementation (``@pm.hookimpl``): defined here beside the specifications, so that the
+#: built-in plugin needs nothing of the package that loads it.
+hookimpl = pluggy.HookimplMarker("pairmeasures")
 
 
 @hookspec

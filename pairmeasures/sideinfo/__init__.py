@@ -1,4 +1,4 @@
-"""Layer 2: side information a measure needs besides qrels and run (polarity scores, group labels, text).
+"""Floor 2: side information a measure needs besides qrels and run (polarity scores, group labels, text).
 
 A measure reads a side input from a run column (``polarity``, ``group``, ``text``) or, when one of its
 parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Resources are named
@@ -39,19 +39,12 @@ from typing import Callable, Mapping, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
+from .errors import InputWarning, SideInfoError
 from .memo import Memo, content_key
+from .tsv import BeirLabelSource, TsvSource, beir_scheme, tsv_scheme
 
 __all__ = ["SideInfoSource", "TsvSource", "BeirLabelSource", "register_scheme", "resolve", "schemes", "SideInfoError",
            "InputWarning", "resource_options", "resource_key", "kinds", "tsv_scheme", "beir_scheme"]
-
-
-class SideInfoError(ValueError):
-    """A resource cannot be resolved or read."""
-
-
-class InputWarning(UserWarning):
-    """An input file is usable but not as clean as it looks (a judgement listed twice, a run and qrels that share
-    only some queries): the message names the files, the cause and the count, and what was done."""
 
 
 @runtime_checkable
@@ -136,5 +129,3 @@ def resolve(spec: str) -> SideInfoSource:
         )
     return _SOURCES.get(spec, resource_key(spec), lambda: _SCHEMES[scheme](argument))
 
-
-from .tsv import BeirLabelSource, TsvSource, beir_scheme, tsv_scheme  # noqa: E402  (they use SideInfoError)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Container, Iterator, Mapping, Optional, Sequence
 
-from . import SideInfoError
+from .errors import SideInfoError
 
 if TYPE_CHECKING:
     import pandas as pd

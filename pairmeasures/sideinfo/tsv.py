@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Mapping, Optional
 
 import numpy as np
 
-from . import SideInfoError
 from .beir import DataFileError, existing, read_beir, read_table
+from .errors import SideInfoError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -18,7 +18,6 @@ The dataset profile the audit reads is :mod:`pairmeasures.datasets.profile`; cac
 :class:`pairmeasures.sideinfo.memo.DiskMemo`.
 """
 
-from ..._moved import moved_names
 from .help import DEFAULT_SYSTEMS, default_dataset, help_epilog, leaderboard_text
 from .orchestrate import EVALUATIONS_FORMAT, audit
 from .outputs import MANIFEST
@@ -28,8 +27,3 @@ from .tradeoff import DEFAULT_LAMBDAS, EQUAL_COST_DROPS
 
 __all__ = ["audit", "default_measures", "DEFAULT_SYSTEMS", "DEFAULT_LAMBDAS", "EQUAL_COST_DROPS", "MANIFEST",
            "RUNS_FORMAT", "EVALUATIONS_FORMAT", "help_epilog", "default_dataset", "leaderboard_text"]
-
-# The dataset profile moved down to the datasets floor (removed from here in 0.3).
-__getattr__, _ = moved_names(__name__, {"Profile": "pairmeasures.datasets.profile",
-                                              "load_profile": "pairmeasures.datasets.profile",
-                                              "only_queries": "pairmeasures.datasets.profile"})

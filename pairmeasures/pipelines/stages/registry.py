@@ -127,16 +127,27 @@ _LOCK = threading.Lock()
 
 
 def register_stage(stage_type: StageType) -> StageType:
-    """Add a stage type to the registry (a name already taken is a ``ValueError``); returns it, so a module can
-    write ``MY_STAGE = register_stage(StageType(...))``."""
+    """Add a stage type to the registry; returns it, so a module can write ``MY_STAGE = register_stage(StageType(...))``.
+
+    A name already taken is a ``ValueError``, unless the stage type registered under it was built by the same
+    function (the same module and qualified name of ``build``): then the new one replaces it, so that re-running the
+    notebook cell or reloading the module that registers a stage works."""
     if not isinstance(stage_type, StageType):
         raise TypeError(f"register_stage takes a StageType, got {type(stage_type).__name__}")
     with _LOCK:
         known = _TYPES.get(stage_type.name)
-        if known is not None and known is not stage_type:
-            raise ValueError(f"a spec stage named {stage_type.name!r} is already registered")
+        if known is not None and known is not stage_type and _defined_at(known) != _defined_at(stage_type):
+            module, qualname = _defined_at(known)
+            raise ValueError(f"a spec stage named {stage_type.name!r} is already registered (built by "
+                             f"{module}.{qualname}); choose another name")
         _TYPES[stage_type.name] = stage_type
     return stage_type
+
+
+def _defined_at(stage_type: StageType) -> tuple[str, str]:
+    """Where the stage type's ``build`` is defined: its module and qualified name."""
+    build = stage_type.build
+    return (getattr(build, "__module__", None) or "?", getattr(build, "__qualname__", None) or repr(build))
 
 
 def _load_plugin_stages() -> None:

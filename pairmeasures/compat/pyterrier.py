@@ -1,37 +1,31 @@
-"""How ``ir_measures`` and ``pt.Experiment`` treat the queries a pairmeasures measure leaves out.
+"""The patches of PyTerrier: ``pt.Experiment`` knows the judged queries a pairmeasures measure left out.
 
-A measure with ``degenerate='exclude'`` (the default) has no value for a query with nothing to measure: the provider
-does not yield one (:meth:`~pairmeasures.measures.provider.PairEvaluator.iter_calc`), as no ir_measures measure ever
-yields NaN. Pieces of the frameworks around it assume every judged query has a value of every measure; they are
-adapted once, when the first pairmeasures evaluator is built (checked with ir_measures 0.4.3 and PyTerrier 1.1):
+A measure with ``degenerate='exclude'`` (the default) has no value for a query with nothing to measure (its provider
+yields none, as no ir_measures measure ever yields NaN). ``pt.Experiment`` assumes every judged query has a value of
+every measure; these patches of ``pyterrier._evaluation`` (checked with PyTerrier 1.1) adapt it, and touch nothing
+in an evaluation without our measures (the table, its order, the warnings):
 
-- ``ir_measures``' ``FallbackEvaluator`` (what ``ir_measures.calc_aggregate``, ``iter_calc`` and ``pt.Experiment`` use
-  when relevance and bias measures are evaluated together) fills ``measure.DEFAULT`` in for every (measure, query)
-  no provider yielded. It fills nothing in for pairmeasures measures: their evaluator yields every judged query it
-  measured, and leaves out only what it means to.
-- ``pt.Experiment`` (adapted when pairmeasures is imported, or when PyTerrier is imported after it) keeps per-query
-  values in a table of query -> measure -> value (``pyterrier._evaluation._execution._ir_measures_to_dict``), which
-  it fills with NaN, as "not found in qrels", for a topic without any value. A judged query one of our measures left
-  out gets :data:`LEFT_OUT` there instead, a NaN of its own that ``perquery=True`` does not show (no row; nor does
-  ``pt.Evaluate(..., perquery=True)``), the means leave out (PyTerrier's ``_mean_of_measures`` takes our measures'
-  aggregators: the mean over the measured queries, ``Measured``'s sum), the ``+``/``-`` counts do not count, and the
-  baseline test (``scipy.stats.ttest_rel`` or any ``test=``) drops: it runs over the queries both the system and the
-  baseline measured.
-- ``pt.Experiment(..., batch_size=N)``, in each of PyTerrier's plans (``'linear'``, ``'tree'``), evaluates one batch of
-  topics at a time against that batch's qrels: its evaluations run inside
-  :func:`~pairmeasures.measures.batches.evaluating_in_batches`, so that checks of the whole run wait for every batch
-  of a system (:func:`~pairmeasures.measures.batches.check_whole_run`).
+- ``_execution._ir_measures_to_dict`` (the per-query table of query -> measure -> value, which fills a topic without
+  any value with NaN, "not found in qrels"): a judged query one of our measures left out gets :data:`LEFT_OUT`, a NaN
+  of its own, and each row keeps the measures' order;
+- ``_rendering._mean_of_measures``: our measures' means are their aggregators' (the mean over the measured queries,
+  ``Measured``'s sum), without :data:`LEFT_OUT`;
+- ``_rendering.RenderFromPerQuery.averages``: the baseline test (``scipy.stats.ttest_rel`` or any ``test=``) runs
+  over the queries both the system and the baseline measured; ``.perquery``: no row for a query left out (nor in
+  ``pt.Evaluate(..., perquery=True)``);
+- ``_execution._run_and_evaluate``, ``_exec_tree.tree_execution`` and ``_exec_tree.TransformerRadixTree.traverse``:
+  ``pt.Experiment(..., batch_size=N)`` (plans ``'linear'`` and ``'tree'``) evaluates inside
+  :func:`~pairmeasures.measures.batches.evaluating_in_batches`, each system's batches booked to it, so that checks of
+  the whole run wait for every batch of a system (:func:`~pairmeasures.measures.batches.check_whole_run`).
 
-Everything else is as the frameworks do it: an evaluation without our measures is not touched (the table, its
-order, the warnings), and in one with them, the values, means, counts and tests of the other measures are
-PyTerrier's (a NaN of theirs stays in their test, which is then NaN).
+In an evaluation with our measures, the values, means, counts and tests of the other measures are PyTerrier's (a NaN
+of theirs stays in their test, which is then NaN).
 """
+
 from __future__ import annotations
 
 import functools
-import importlib.abc
 import inspect
-import itertools
 import math
 import struct
 import sys
@@ -41,10 +35,11 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 import numpy as np
 from ir_measures import Metric
 
-from .base import PairMeasure
-from .batches import current_batches, evaluating_in_batches
+from ..measures.base import PairMeasure
+from ..measures.batches import current_batches, evaluating_in_batches
+from .imports import replace_once
 
-__all__ = ["adapt_frameworks", "adapt_when_loaded", "pair_measure", "JudgedMetrics", "LEFT_OUT", "left_out"]
+__all__ = ["experiment_knows_left_out_queries", "pair_measure", "JudgedMetrics", "LEFT_OUT", "left_out"]
 
 #: The bits of :data:`LEFT_OUT`: a quiet NaN whose payload (``pair``) no arithmetic of anyone else's makes.
 _LEFT_OUT_BITS = 0x7FF8_0000_7061_6972
@@ -77,56 +72,6 @@ class JudgedMetrics(Iterator[Metric]):
         return next(self.metrics)
 
 
-def adapt_frameworks(measures: Iterable[PairMeasure]) -> None:
-    """Adapt ir_measures' fallback evaluator and, when PyTerrier is loaded, pt.Experiment's per-query table, means,
-    per-query output and baseline tests to measures that leave queries out (each once); called by the provider when
-    it builds an evaluator."""
-    if list(measures):
-        _fallback_fills_no_pair_measure()
-        if "pyterrier" in sys.modules:
-            _experiment_knows_left_out_queries()
-
-
-def adapt_when_loaded() -> None:
-    """Adapt pt.Experiment before it evaluates its first system: now if PyTerrier is loaded, else right after it is
-    (called once, when pairmeasures is imported). Adapting only when the first evaluator is built would come too
-    late for the first system of the first ``pt.Experiment``, whose per-query table is already being filled."""
-    if "pyterrier._evaluation" in sys.modules:
-        _experiment_knows_left_out_queries()
-    elif not any(isinstance(finder, _AfterPyTerrier) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _AfterPyTerrier())
-
-
-class _AfterPyTerrier(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: when ``pyterrier._evaluation`` is imported, adapts it right after it has loaded."""
-
-    NAME = "pyterrier._evaluation"
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != self.NAME:
-            return None
-        for finder in sys.meta_path:
-            if finder is not self and hasattr(finder, "find_spec"):
-                spec = finder.find_spec(fullname, path, target)
-                if spec is not None:
-                    break
-        else:
-            return None
-        loader = spec.loader
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        load = loader.exec_module
-
-        def exec_module(module):
-            load(module)
-            if self in sys.meta_path:
-                sys.meta_path.remove(self)
-            _experiment_knows_left_out_queries()
-
-        loader.exec_module = exec_module
-        return spec
-
-
 def pair_measure(name: str):
     """The pairmeasures measure a result column is named after, else ``None``."""
     return _parsed(name)
@@ -143,33 +88,7 @@ def _parsed(name: str):
     return measure if isinstance(measure, PairMeasure) else None
 
 
-#: The replacements installed (each once).
-_INSTALLED: set = set()
-
-
-def _fallback_fills_no_pair_measure() -> None:
-    from ir_measures.providers import fallback_provider
-
-    evaluator = getattr(fallback_provider, "FallbackEvaluator", None)
-    if evaluator is None or evaluator.iter_calc in _INSTALLED:
-        return
-
-    def iter_calc(self, run):
-        """``Evaluator.iter_calc``, filling ``measure.DEFAULT`` in for the (measure, query) pairs no provider yielded,
-        except for pairmeasures measures (installed by pairmeasures: their evaluator leaves a query out on purpose)."""
-        filled = [measure for measure in self.measures if not isinstance(measure, PairMeasure)]
-        expected = set(itertools.product(filled, self.qrel_qids))
-        for metric in self._iter_calc(run):
-            expected.discard((metric.measure, metric.query_id))
-            yield metric
-        for measure, query_id in sorted(expected, key=lambda x: (str(x[0]), x[1])):
-            yield Metric(query_id=query_id, measure=measure, value=measure.DEFAULT)
-
-    _INSTALLED.add(iter_calc)
-    evaluator.iter_calc = iter_calc
-
-
-def _experiment_knows_left_out_queries() -> None:
+def experiment_knows_left_out_queries() -> None:
     modules = {name: sys.modules.get(f"pyterrier._evaluation.{name}")
                for name in ("_execution", "_rendering", "_exec_linear", "_exec_tree", "_experiment", "_grid")}
     execution, rendering, tree = modules["_execution"], modules["_rendering"], modules["_exec_tree"]
@@ -181,33 +100,17 @@ def _experiment_knows_left_out_queries() -> None:
                       "ir_measures.calc_aggregate, or pass degenerate='default'", RuntimeWarning, stacklevel=5)
         return
     importers = [module for module in modules.values() if module is not None]
-    _install(execution, "_ir_measures_to_dict", _with_placeholders, importers)
-    _install(rendering, "_mean_of_measures", _aggregated_mean)
-    _install(renderer, "averages", _tested_over_measured)
-    _install(renderer, "perquery", _without_placeholders)
-    batched = [_install(execution, "_run_and_evaluate", _run_in_batches, importers),
-               _install(tree, "tree_execution", _tree_in_batches, importers)]
-    _install(getattr(tree, "TransformerRadixTree", None), "traverse", _each_system_apart)
+    replace_once(execution, "_ir_measures_to_dict", _with_placeholders, importers)
+    replace_once(rendering, "_mean_of_measures", _aggregated_mean)
+    replace_once(renderer, "averages", _tested_over_measured)
+    replace_once(renderer, "perquery", _without_placeholders)
+    batched = [replace_once(execution, "_run_and_evaluate", _run_in_batches, importers),
+               replace_once(tree, "tree_execution", _tree_in_batches, importers)]
+    replace_once(getattr(tree, "TransformerRadixTree", None), "traverse", _each_system_apart)
     if not all(batched):
         warnings.warn("this PyTerrier version lacks the pieces of pyterrier._evaluation that pairmeasures adapts for "
                       "batch_size: pt.Experiment(..., batch_size=N) may fail on a batch without judged topics; leave "
                       "batch_size out", RuntimeWarning, stacklevel=5)
-
-
-def _install(owner: Any, name: str, adapt: Callable[[Callable], Callable], importers: Iterable[Any] = ()) -> bool:
-    """Replace ``owner.name`` (a module's function or a class's method) by ``adapt(it)``, once, also in the
-    ``importers`` (modules that imported it by name); ``False`` when there is none."""
-    original = getattr(owner, name, None) if owner is not None else None
-    if original is None:
-        return False
-    if original in _INSTALLED:
-        return True
-    adapted = adapt(original)
-    _INSTALLED.add(adapted)
-    for target in (owner, *importers):
-        if vars(target).get(name) is original:
-            setattr(target, name, adapted)
-    return True
 
 
 def _with_placeholders(to_dict: Callable) -> Callable:
