@@ -135,7 +135,8 @@ def test_an_empty_corpus_is_one_line_naming_its_file(tmp_path, data_mirror, engi
     (empty / "corpus.jsonl").write_text("")
     code, stderr, _ = cli("embed", str(empty), "--engine", engine, cache=tmp_path / "cache")
     line = one_line(stderr)
-    assert code == 1 and str(empty / "corpus.jsonl") in line and "has no documents" in line, line
+    assert code == 2 and line.startswith("pairmeasures embed: error: "), line  # as every command fails
+    assert str(empty / "corpus.jsonl") in line and "has no documents" in line, line
 
 
 def test_a_left_over_session_whose_driver_and_watchdog_are_gone_is_cleaned_at_the_next_start(tmp_path, monkeypatch):
