@@ -215,3 +215,24 @@ def test_train_polarity_force_refuses_checkpoints_holding_a_users_file(tmp_path)
     line = one_line(pairmeasures(*arguments, cache=tmp_path / "cache"), "train-polarity")
     assert "holds 'notes.txt', which pairmeasures train-polarity did not write there" in line
     assert sorted(p.name for p in checkpoints.iterdir()) == [MARKER, "checkpoint-1", "notes.txt"]
+
+
+# -- caches: the parsed copies of a dataset ----------------------------------------------------------------------
+
+def test_parsing_a_dataset_removes_only_its_own_older_parsed_copies(tmp_path, data_mirror):
+    """An older parsed copy of pair/procon (its exact name, another key) is replaced; files that only begin like
+    it (a user's, or the copy of a dataset whose id begins with 'procon') stay."""
+    parsed = tmp_path / "home" / "pair" / ".parsed"
+    parsed.mkdir(parents=True)
+    older, mine, longer = (parsed / name for name in ("pair-procon-0123456789abcdef0123.pickle",
+                                                       "pair-procon-notes.pickle",
+                                                       "pair-procon-extra-0123456789abcdef0123.pickle"))
+    for path in (older, mine, longer):
+        path.write_bytes(b"not a pickle of this version")
+    environment = {**os.environ, "IR_DATASETS_HOME": str(tmp_path / "home"), "PAIRMEASURES_DATA": str(data_mirror),
+                   "PYTHONPATH": os.pathsep.join(filter(None, [CHECKOUT, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "pairmeasures", "datasets", "export", "pair/procon", "qrels"],
+                          env=environment, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    written = [p.name for p in parsed.glob("pair-procon-*.pickle") if p not in (mine, longer)]
+    assert len(written) == 1 and not older.exists() and mine.exists() and longer.exists()

@@ -344,8 +344,8 @@ def test_resume_refuses_another_base_data_recipe_or_fewer_steps_naming_both(chec
     assert f"this command's data are 22 examples of {folder} (sha256 " in line
     line = one_line_error(pairmeasures(*resume[:4], "--max-steps", "1", *resume[6:], check=False))
     assert line.endswith(f"{checkpoint} has trained 2 steps, more than --max-steps 1: give at least --max-steps 2")
-    assert weights(out) == before and sorted(p.name for p in checkpoint.parent.iterdir()) == ["checkpoint-1",
-                                                                                            "checkpoint-2"]
+    assert weights(out) == before
+    assert sorted(p.name for p in checkpoint.parent.iterdir()) == [MARKER, "checkpoint-1", "checkpoint-2"]
 
     elsewhere = copied(checkpointed, tmp_path, keep=("checkpoint-1",))
     shutil.copytree(out, elsewhere)  # the model of another training (another run id) beside these checkpoints

@@ -190,7 +190,10 @@ def _download(resource: Resource, data: Optional[str | os.PathLike], dataset_id:
         if lacking:
             raise DatasetError(f"converting {sources} produced no {', '.join(lacking)}")
         _check_converted(resource, sources, staging, dataset_id)
-        move_entries(scratch, root)  # never over what is at the target (find() found nothing there)
+        try:
+            move_entries(scratch, root)  # never over what is at the target (find() found nothing there)
+        except FileExistsError:  # another process converted it meanwhile: theirs is used, this one removed
+            pass
     _remove(resource, sources)
     return Location(resource, target, "download cache")
 
