@@ -236,3 +236,21 @@ def test_parsing_a_dataset_removes_only_its_own_older_parsed_copies(tmp_path, da
     assert done.returncode == 0, done.stderr[-3000:]
     written = [p.name for p in parsed.glob("pair-procon-*.pickle") if p not in (mine, longer)]
     assert len(written) == 1 and not older.exists() and mine.exists() and longer.exists()
+
+
+# -- generate-fitset's OUT.parts -------------------------------------------------------------------------------
+
+def test_generate_fitset_refuses_a_parts_folder_holding_a_users_file(tmp_path):
+    """Refused before any request (nothing listens at the endpoint), the folder as it was."""
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("query-id\ttext\ngolf\tGolf is a sport\n", encoding="utf-8")
+    parts = tmp_path / "fitset.parts"
+    parts.mkdir()
+    (parts / "settings.json").write_text("{}")
+    (parts / "notes.txt").write_text("mine")
+    before = contents(parts)
+    line = one_line(pairmeasures("generate-fitset", "--queries", str(queries), "--out", str(tmp_path / "fitset"),
+                                 "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--force",
+                                 cache=tmp_path / "cache"), "generate-fitset")
+    assert f"parts folder {str(parts)!r} holds 'notes.txt' (and 1 more) but no {MARKER}" in line
+    assert contents(parts) == before and not (tmp_path / "fitset").exists()
