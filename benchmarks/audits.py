@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -43,12 +44,13 @@ def run_audit(name: str, data: str, out_root: Path) -> dict:
     binary = Path(sys.executable).with_name("pairmeasures")
     target = out_root / name
     target.parent.mkdir(parents=True, exist_ok=True)
+    data = os.path.relpath(data, out_root)  # run from out_root: the manifest's command and cwd name no machine path
     command = [str(binary), "audit", "--dataset", dataset.format(data=data), "--data", data,
-               "--systems", *systems, "--out", str(target), "--force"]
+               "--systems", *systems, "--out", name, "--force"]
     if by:
         command += ["--by", by]
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = subprocess.run(command, capture_output=True, text=True, cwd=out_root)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"audit of {name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
