@@ -3,8 +3,9 @@
 Runs the command as a user does (a subprocess of this interpreter's ``pairmeasures``) for PERSPECTRUM,
 ProCon, the Wiki-Balance sample (``--by domain``) and Grep-BiasIR (``--by category``), with the systems
 ``bm25``, ``bm25>>dense``, ``bm25>>dense>>duogreedy(0.5)`` and ``bm25>>dense>>mmr(0.5)``, and keeps
-the leaderboards, summaries, manifests, plots and reports under ``results/audits/<dataset>/``
-(``per_query.csv`` only when under 1 MB). Runs and embeddings are cached under
+the leaderboards, summaries, manifests, plots and reports, written in place under
+``results/audits/<dataset>/`` (so that the paths they write relative to their folder hold there;
+``per_query.csv`` only when under 1 MB). Runs and embeddings are cached under
 ``$PAIRMEASURES_CACHE_DIR``, so a re-run only re-evaluates. ``results/audits/index.json`` lists each
 audit's wall time and measured/excluded counts.
 
@@ -15,10 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -32,37 +32,36 @@ DATASETS = {
     "wiki-balance-sample": ("{data}/wiki-balance-sample", "domain", SYSTEMS),
     "grep-biasir": ("pair/grep-biasir", "category", SYSTEMS),
 }
-KEEP = ("leaderboard.json", "leaderboard.md", "summary.csv", "manifest.json", "report.html")
 PER_QUERY_LIMIT = 1_000_000
 
 
 def run_audit(name: str, data: str, out_root: Path) -> dict:
-    """One audit into ``out_root/name`` (replacing an earlier one); its wall time and counts."""
+    """One audit written in place into ``out_root/name`` (``--force`` replaces an earlier audit there, and only
+    that), so that the paths its manifest and report write relative to the folder hold where it is kept; its wall
+    time and counts. A ``per_query.csv`` of 1 MB or more is not kept (the manifest and leaderboard hold the
+    rest)."""
     dataset, by, systems = DATASETS[name]
     binary = Path(sys.executable).with_name("pairmeasures")
-    with tempfile.TemporaryDirectory() as scratch:
-        out = Path(scratch) / name
-        command = [str(binary), "audit", "--dataset", dataset.format(data=data), "--data", data,
-                   "--systems", *systems, "--out", str(out)]
-        if by:
-            command += ["--by", by]
-        start = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True)
-        wall = time.perf_counter() - start
-        if done.returncode != 0:
-            raise SystemExit(f"audit of {name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-        target = out_root / name
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
-        kept = [f for f in out.iterdir() if f.name in KEEP or f.suffix == ".png" or f.name.startswith("by_")
-                or (f.name == "per_query.csv" and f.stat().st_size < PER_QUERY_LIMIT)]
-        for file in kept:
-            shutil.copy2(file, target / file.name)
+    target = out_root / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = os.path.relpath(data, out_root)  # run from out_root: the manifest's command and cwd name no machine path
+    command = [str(binary), "audit", "--dataset", dataset.format(data=data), "--data", data,
+               "--systems", *systems, "--out", name, "--force"]
+    if by:
+        command += ["--by", by]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, cwd=out_root)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"audit of {name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    per_query = target / "per_query.csv"
+    if per_query.stat().st_size >= PER_QUERY_LIMIT:
+        per_query.unlink()  # written by the audit just now, into its own folder
     board = json.loads((target / "leaderboard.json").read_text())
     manifest = json.loads((target / "manifest.json").read_text())
     return {"dataset": board["dataset"], "queries": board["queries"], "by": by, "systems": systems, "wall_s": round(wall, 1),
-            "timings_s": manifest.get("timings_s"), "files": sorted(f.name for f in target.iterdir()),
+            "timings_s": manifest.get("timings_s"),
+            "files": sorted(f.name for f in target.iterdir() if not f.name.startswith(".")),
             "measured": {m: info["measured"] for m, info in board["measures"].items()},
             "excluded": {m: info["excluded"] for m, info in board["measures"].items()},
             "means": board["systems"]}

@@ -56,23 +56,33 @@ def test_a_damaged_entry_is_reported_missing(tmp_path, damage):
     assert np.array_equal(cache.get("m", [key])[key], np.arange(4, dtype=np.float32))
 
 
-def test_an_unreadable_file_is_kept_aside_and_replaced(tmp_path):
+def test_a_damaged_cache_file_is_kept_aside_and_replaced(tmp_path):
     path = tmp_path / "c.sqlite"
-    path.write_bytes(b"this is not a database" * 100)
+    header = b"SQLite format 3\0"  # an SQLite file, damaged after its header
+    path.write_bytes(header + b"this is not a database" * 100)
     cache = EmbeddingCache(path)
     with pytest.warns(RuntimeWarning, match="was unreadable.*moved it to"):
         assert cache.get("m", [text_key("x")]) == {}
     kept = list(tmp_path.glob("c.sqlite.corrupt-*"))
-    assert len(kept) == 1 and kept[0].read_bytes().startswith(b"this is not")
+    assert len(kept) == 1 and kept[0].read_bytes().startswith(header + b"this is not")
     cache.put("m", [(text_key("x"), np.ones(2, dtype=np.float32))])
     assert text_key("x") in cache.get("m", [text_key("x")])
     cache.close()
-    path.write_bytes(b"damaged again" * 100)  # a second damaged file in the same second keeps its own name
+    path.write_bytes(header + b"damaged again" * 100)  # a second damaged file in the same second keeps its own name
     with pytest.warns(RuntimeWarning, match="moved it to"):
         EmbeddingCache(path).get("m", [text_key("x")])
     kept = sorted(tmp_path.glob("c.sqlite.corrupt-*"))
-    assert len(kept) == 2 and {k.read_bytes()[:7] for k in kept} == {b"this is", b"damaged"}
+    assert len(kept) == 2 and {k.read_bytes()[16:23] for k in kept} == {b"this is", b"damaged"}
     assert str(os.getpid()) in kept[0].name
+
+
+def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path):
+    """A user's file at the cache path is not the cache's to move or replace (issue 31: refused, not replaced)."""
+    path = tmp_path / "embeddings.sqlite"
+    path.write_bytes(b"my notes, not a database\n" * 100)
+    with pytest.raises(EmbeddingCacheError, match=r"embeddings\.sqlite' is not an SQLite file .*left untouched"):
+        EmbeddingCache(path).get("m", [text_key("x")])
+    assert path.read_bytes() == b"my notes, not a database\n" * 100 and sorted(tmp_path.iterdir()) == [path]
 
 
 def _snapshot(folder):

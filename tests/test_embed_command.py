@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pairmeasures._owned import MARKER
 from pairmeasures.sideinfo.cache import EmbeddingCache, text_key
 from pairmeasures.sideinfo.shards import ShardError, ShardStore, plan_shards, shard_id
 
@@ -74,8 +75,15 @@ def test_ray_options_without_the_ray_engine_are_refused(tmp_path):
 
 
 def test_a_missing_source_is_an_error_naming_it(tmp_path):
+    """embed fails like every other command: one line, 'pairmeasures embed: error: ...', status 2."""
     result = embed_cli(str(tmp_path / "nowhere"), cache=tmp_path / "cache")
-    assert result.returncode == 1 and "nowhere" in result.stderr and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("pairmeasures embed: error: ") and "nowhere" in lines[0]
+
+
+MODEL = "ab" * 32  # a model key (a hex digest)
+OTHER = "cd" * 32
 
 
 def vectors(rows: int, dim: int = 4, seed: int = 0) -> np.ndarray:
@@ -84,33 +92,35 @@ def vectors(rows: int, dim: int = 4, seed: int = 0) -> np.ndarray:
 
 def test_shards_are_named_by_their_texts_and_planned_in_order():
     keys = [text_key(str(i)) for i in range(10)]
-    shards = plan_shards(keys, [str(i) for i in range(10)], 4)
+    shards = plan_shards(keys, [str(i) for i in range(10)], 4, MODEL)
     assert [len(s.keys) for s in shards] == [4, 4, 2]
-    assert shards[0].id == shard_id(keys[:4]) != shard_id(keys[1:5])
-    assert plan_shards(keys, [str(i) for i in range(10)], 4) == shards
+    assert shards[0].id == shard_id(keys[:4], MODEL) != shard_id(keys[1:5], MODEL)
+    assert plan_shards(keys, [str(i) for i in range(10)], 4, MODEL) == shards
+    # the same texts of another model make another shard, named by its model
+    assert shard_id(keys[:4], OTHER) != shards[0].id and shard_id(keys[:4], OTHER).startswith(OTHER[:16] + "-")
     with pytest.raises(ValueError, match="at least one text"):
-        plan_shards(keys, [], 0)
+        plan_shards(keys, [], 0, MODEL)
 
 
 def test_a_shard_round_trips_and_merges_into_the_cache(tmp_path):
-    store = ShardStore(tmp_path / "shards")
+    store = ShardStore(tmp_path / "shards", MODEL).claim()
     keys = [text_key(f"text {i}") for i in range(5)]
-    store.write(shard_id(keys), keys, vectors(5))
-    assert store.finished() == [shard_id(keys)]
-    read_keys, read = store.read(shard_id(keys))
+    store.write(shard_id(keys, MODEL), keys, vectors(5))
+    assert store.finished() == [shard_id(keys, MODEL)]
+    read_keys, read = store.read(shard_id(keys, MODEL))
     assert read_keys == keys and np.array_equal(read, vectors(5))
     cache = EmbeddingCache(tmp_path / "cache.sqlite")
-    assert store.recover(cache, "model") == (5, [])
-    assert store.finished() == [] and not list(store.folder.iterdir())
-    assert np.array_equal(np.stack([cache.get("model", keys)[k] for k in keys]), vectors(5))
+    assert store.recover(cache) == (5, [])
+    assert store.finished() == [] and [p.name for p in store.folder.iterdir()] == [MARKER]
+    assert np.array_equal(np.stack([cache.get(MODEL, keys)[k] for k in keys]), vectors(5))
 
 
 @pytest.mark.parametrize("damage", ["truncated vectors", "wrong row count", "changed keys", "no record",
                                     "not finite", "unreadable record"])
 def test_a_damaged_shard_is_detected_deleted_and_left_to_redo(tmp_path, damage):
-    store = ShardStore(tmp_path / "shards")
+    store = ShardStore(tmp_path / "shards", MODEL).claim()
     keys = [text_key(f"text {i}") for i in range(6)]
-    name = shard_id(keys)
+    name = shard_id(keys, MODEL)
     values = vectors(6)
     if damage == "not finite":
         values[2, 1] = np.nan
@@ -130,12 +140,12 @@ def test_a_damaged_shard_is_detected_deleted_and_left_to_redo(tmp_path, damage):
         done.unlink()
     elif damage == "unreadable record":
         done.write_text("{not json")
-    shard = plan_shards(keys, [f"text {i}" for i in range(6)], 6)
+    shard = plan_shards(keys, [f"text {i}" for i in range(6)], 6, MODEL)
     assert store.pending(shard) == shard
     if damage != "no record":
         with pytest.raises(ShardError, match=name):
             store.read(name)
     cache = EmbeddingCache(tmp_path / "cache.sqlite")
-    merged, problems = store.recover(cache, "model")
+    merged, problems = store.recover(cache)
     assert merged == 0 and len(problems) == (damage != "no record")
-    assert not list(store.folder.iterdir()) and cache.get("model", keys) == {}
+    assert [p.name for p in store.folder.iterdir()] == [MARKER] and cache.get(MODEL, keys) == {}

@@ -26,6 +26,7 @@ import psutil  # noqa: E402
 import pytest  # noqa: E402
 from test_embed_command import CHECKOUT, small_corpus  # noqa: E402
 
+from pairmeasures._owned import MARKER  # noqa: E402
 from pairmeasures.sideinfo.cache import EmbeddingCache, text_key  # noqa: E402
 from pairmeasures.sideinfo.shards import ShardError, ShardStore, default_shard_folder  # noqa: E402
 
@@ -160,7 +161,7 @@ def test_ray_engine_equals_local_with_an_actor_killed_and_reruns_embed_nothing(r
     assert (report["texts"], report["embedded"], report["cached"], report["engine"]) == (PASSAGES, PASSAGES, 0, "ray")
     assert report["workers"] == 2
     same_as_reference(reference, cache)
-    assert not list((cache / "shards" / shards).glob("*")), "shards left behind after merging"
+    assert [p.name for p in (cache / "shards" / shards).iterdir()] == [MARKER], "shards left behind after merging"
     assert top10(cache, reference["corpus"], reference["queries"]) == reference["top10"]
     again = finish(start_cli(cache, str(reference["corpus"]), "--engine", "ray"))
     assert (again["embedded"], again["cached"], again["workers"]) == (0, PASSAGES, 0)  # no Ray started
@@ -215,7 +216,7 @@ def test_killing_the_driver_then_rerunning_loses_nothing_and_embeds_nothing_twic
     finally:
         stop_group(process)  # (nothing is left to kill, unless the test failed)
         shutil.rmtree(temporary, ignore_errors=True)
-    store = ShardStore(cache / "shards" / default_shard_folder(reference["key"]).name)
+    store = ShardStore(cache / "shards" / default_shard_folder(reference["key"]).name, reference["key"])
     left = 0
     for shard in store.finished():  # finished by a worker, not yet merged: the rerun merges them, never redoes them
         try:
@@ -228,6 +229,27 @@ def test_killing_the_driver_then_rerunning_loses_nothing_and_embeds_nothing_twic
     report = finish(start_cli(cache, *arguments, RAY_ADDRESS="127.0.0.1:9"))
     assert (report["embedded"], report["cached"]) == (PASSAGES - done, done)
     same_as_reference(reference, cache)
+
+
+def test_two_models_sharing_a_work_folder_never_mix_their_shards(reference, tmp_path):
+    """Another model's finished shards of the same texts (other vectors) lie in --work: the run embeds its own on
+    Ray, equal to the local engine's, and leaves the other model's shards as they were, unmerged."""
+    import hashlib
+
+    from pairmeasures.sideinfo.shards import plan_shards
+
+    work, other_key = tmp_path / "work", hashlib.sha256(b"another model").hexdigest()
+    other = ShardStore(work, other_key).claim()
+    keys = [text_key(t) for t in reference["texts"]]
+    for shard in plan_shards(keys, reference["texts"], 250, other_key):  # the shards this run plans, but another model's
+        other.write(shard.id, shard.keys, np.ones((len(shard.keys), reference["vectors"].shape[1]), np.float32))
+    theirs = {p.name: p.read_bytes() for p in work.iterdir() if p.name != MARKER}
+    cache = tmp_path / "cache"
+    report = finish(start_cli(cache, str(reference["corpus"]), "--engine", "ray", "--workers", "2", "--shard-size",
+                              "250", "--work", str(work), "--no-index"))
+    assert (report["embedded"], report["cached"]) == (PASSAGES, 0)  # nothing of the other model's was taken
+    same_as_reference(reference, cache)
+    assert {p.name: p.read_bytes() for p in work.iterdir() if p.name != MARKER} == theirs
 
 
 def test_tokenizing_actors_feeding_the_model_actor_embed_like_the_local_engine(reference, tmp_path):

@@ -58,7 +58,7 @@ def test_an_address_where_nothing_listens_is_one_line_within_seconds(tmp_path, c
     address = f"127.0.0.1:{free_port()}"
     code, stderr, seconds = cli("embed", str(corpus), "--engine", "ray", "--address", address, cache=tmp_path / "c")
     line = one_line(stderr)
-    assert code == 1 and line.startswith("pairmeasures embed: no Ray cluster at --address")
+    assert code == 2 and line.startswith("pairmeasures embed: error: no Ray cluster at --address")
     assert address in line and "nothing listens" in line and "ray start --head" in line and "192.0.2" not in line
     assert seconds < 120  # Ray alone retried for over ten minutes (seconds here; the bound allows a loaded machine)
     out = tmp_path / "out"
@@ -113,7 +113,7 @@ def test_an_address_of_no_known_form_is_refused_without_a_connection(address):
 ])
 def test_embed_options_out_of_range_are_one_line_before_any_work(tmp_path, corpus, options, message):
     code, stderr, _ = cli("embed", str(corpus), *options, cache=tmp_path / "cache")
-    assert code == 2 and one_line(stderr).startswith(f"pairmeasures embed: {message}")
+    assert code == 2 and one_line(stderr).startswith(f"pairmeasures embed: error: {message}")
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("*.sqlite"))
 
 
@@ -135,7 +135,8 @@ def test_an_empty_corpus_is_one_line_naming_its_file(tmp_path, data_mirror, engi
     (empty / "corpus.jsonl").write_text("")
     code, stderr, _ = cli("embed", str(empty), "--engine", engine, cache=tmp_path / "cache")
     line = one_line(stderr)
-    assert code == 1 and str(empty / "corpus.jsonl") in line and "has no documents" in line, line
+    assert code == 2 and line.startswith("pairmeasures embed: error: "), line  # as every command fails
+    assert str(empty / "corpus.jsonl") in line and "has no documents" in line, line
 
 
 def test_a_left_over_session_whose_driver_and_watchdog_are_gone_is_cleaned_at_the_next_start(tmp_path, monkeypatch):

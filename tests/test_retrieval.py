@@ -67,13 +67,17 @@ def test_bm25_over_a_beir_folder_is_rebuilt_when_the_corpus_changes(procon_subse
     pm.bm25(folder, num_results=50)  # a new process's view: the index is found from the file's version, unread
     assert index_folders(root) == [built] and not store.exists()
 
-    # One more document, matching the first query best: a new index, the old one removed.
+    # One more document, matching the first query best: a new index, the old one removed (it carries the marker
+    # of an index pairmeasures built); a user's folder named like an older version of it, without one, stays.
+    mine = root / built.replace(built.rsplit("-", 1)[1], "0123456789abcdef.pisa")
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
     query = next(iter(data.queries.values()))
     with (folder / "corpus.jsonl").open("a") as handle:
         handle.write(json.dumps({"_id": "added", "title": "", "text": query["text"] * 3}) + "\n")
     changed = pm.bm25(folder, num_results=50)
-    (rebuilt,) = index_folders(root)
-    assert rebuilt != built
+    (rebuilt,) = [name for name in index_folders(root) if name != mine.name]
+    assert rebuilt != built and not (root / built).exists() and (mine / "notes.txt").read_text() == "mine"
     top = changed(topics.iloc[:1])
     assert top.sort_values("rank")["docno"].iloc[0] == "added"
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from pairmeasures._owned import MARKER
+
 ROOT = Path(__file__).resolve().parents[1]
 JOBS = ("nurse", "engineer", "teacher", "pilot", "doctor", "chef", "lawyer", "farmer")
 
@@ -172,7 +174,8 @@ def test_train_load_audit_resume_and_seed(folder, tmp_path):
     assert record["recipe"]["fairness"] == "pd" and record["recipe"]["lambda"] == 0.5
     assert record["data"]["groups"] == {"male": 4, "female": 4, "neutral": 0}
     assert all(entry["step"] in (1, 2) for entry in record["losses"]["history"])
-    assert sorted(p.name for p in (tmp_path / "first.checkpoints").iterdir()) == ["checkpoint-1", "checkpoint-2"]
+    assert sorted(p.name for p in (tmp_path / "first.checkpoints").iterdir()) == [MARKER, "checkpoint-1",
+                                                                                 "checkpoint-2"]
     trained = weights(first)
 
     # The model is a sentence-transformers folder: pm.Embedder and the audit's dense stage load it.

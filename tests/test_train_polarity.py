@@ -21,6 +21,8 @@ pytest.importorskip("accelerate", reason="transformers' Trainer needs accelerate
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from pairmeasures._owned import MARKER  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 TOPICS = ("school uniforms", "nuclear power", "zoos", "homework", "space travel", "video games")
 GOOD = ("good", "helpful", "beneficial", "valuable")
@@ -259,6 +261,7 @@ def copied(checkpointed, tmp_path, *, model: bool = False, keep: tuple = ("check
     _, out, _ = checkpointed
     for name in keep:
         shutil.copytree(out.parent / "model.checkpoints" / name, tmp_path / "model.checkpoints" / name)
+    shutil.copy2(out.parent / "model.checkpoints" / MARKER, tmp_path / "model.checkpoints" / MARKER)  # (cp -r does)
     if model:
         shutil.copytree(out, tmp_path / "model")
     return tmp_path / "model"
@@ -274,7 +277,8 @@ def test_max_steps_checkpoints_resume_and_interrupt_leave_nothing_hidden(checkpo
     folder, first, done = checkpointed
     record = json.loads((first / "training.json").read_text())
     assert record["training"]["steps"] == 2 and record["recipe"]["max_steps"] == 2
-    assert sorted(p.name for p in (first.parent / "model.checkpoints").iterdir()) == ["checkpoint-1", "checkpoint-2"]
+    assert sorted(p.name for p in (first.parent / "model.checkpoints").iterdir()) == [MARKER, "checkpoint-1",
+                                                                                     "checkpoint-2"]
     assert done.stdout.startswith("trained 2 steps on 3 claims") and "loss'" not in done.stdout
     assert "pairmeasures train-polarity: step 2/2: loss " in done.stderr  # the trainer's log, on stderr
 
@@ -340,8 +344,8 @@ def test_resume_refuses_another_base_data_recipe_or_fewer_steps_naming_both(chec
     assert f"this command's data are 22 examples of {folder} (sha256 " in line
     line = one_line_error(pairmeasures(*resume[:4], "--max-steps", "1", *resume[6:], check=False))
     assert line.endswith(f"{checkpoint} has trained 2 steps, more than --max-steps 1: give at least --max-steps 2")
-    assert weights(out) == before and sorted(p.name for p in checkpoint.parent.iterdir()) == ["checkpoint-1",
-                                                                                            "checkpoint-2"]
+    assert weights(out) == before
+    assert sorted(p.name for p in checkpoint.parent.iterdir()) == [MARKER, "checkpoint-1", "checkpoint-2"]
 
     elsewhere = copied(checkpointed, tmp_path, keep=("checkpoint-1",))
     shutil.copytree(out, elsewhere)  # the model of another training (another run id) beside these checkpoints

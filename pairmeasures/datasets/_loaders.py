@@ -14,11 +14,13 @@ import hashlib
 import logging
 import os
 import pickle
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from .._atomic import write_atomically
+from .._owned import discard
 from ..sideinfo.beir import DataFileError, read_labels, read_qrels
 from ..sideinfo.memo import Memo
 from ._irdsfiles import IrdsFile
@@ -138,9 +140,12 @@ def _write_pickle(spec: DatasetSpec, key: str, tables: Tables) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(path, pickle.dumps(tables, protocol=pickle.HIGHEST_PROTOCOL))
-        for stale in path.parent.glob(f"{spec.id.replace('/', '-')}-*.pickle"):
-            if stale != path:
-                stale.unlink()
+        # earlier versions of this dataset's parsed copy: its exact name with another key (a glob would also take
+        # the copies of datasets whose id begins with this one's, e.g. pair/wiki-balance/synthetic's)
+        pattern = re.compile(rf"{re.escape(spec.id.replace('/', '-'))}-[0-9a-f]{{20}}\.pickle")
+        for stale in path.parent.iterdir():
+            if stale != path and pattern.fullmatch(stale.name):
+                discard(stale)
     except OSError as exc:
         _log.info("not keeping the parsed copy of %s (%s)", spec.id, exc)
 

@@ -21,12 +21,12 @@ file, and nothing of it enters the cache.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 from urllib.parse import quote
 
+from .._owned import discard, move_entries, release_empty, scratch_folder
 from ..sideinfo.memo import sha256_file
 
 __all__ = ["BEIR_FILES", "DATA_ENV", "UNKNOWN", "DatasetError", "DatasetUnavailableError", "Location", "RemoteFile",
@@ -176,24 +176,25 @@ def _download(resource: Resource, data: Optional[str | os.PathLike], dataset_id:
     except (OSError, RuntimeError) as exc:  # network errors of requests are OSErrors
         raise DatasetUnavailableError(unavailable_message(resource, data, dataset_id, exc)) from exc
     _check_sources(resource, sources, dataset_id)
-    staging = root / f".staging-{resource.name}"
-    _remove(staging)
-    try:
-        resource.convert(sources, staging)
-    except (AttributeError, KeyError, TypeError, ValueError) as exc:  # DatasetError included: it names the file
-        _remove(staging)
-        if isinstance(exc, DatasetError):
-            raise
-        raise DatasetError(f"the files of {resource.source} in {sources} are not in the expected format ({exc!r}); "
-                           "delete them to download them again") from exc
-    lacking = resource.missing(staging) if resource.files else [] if staging.is_file() else [resource.name]
-    if lacking:
-        _remove(staging)
-        raise DatasetError(f"converting {sources} produced no {', '.join(lacking)}")
-    _check_converted(resource, sources, staging, dataset_id)
     target = root / resource.name
-    os.replace(staging, target)
-    _remove(sources)
+    with scratch_folder(root, f".staging-{resource.name}.") as scratch:  # made now: removed with what is left in it
+        staging = scratch / resource.name
+        try:
+            resource.convert(sources, staging)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:  # DatasetError included: it names the file
+            if isinstance(exc, DatasetError):
+                raise
+            raise DatasetError(f"the files of {resource.source} in {sources} are not in the expected format "
+                               f"({exc!r}); delete them to download them again") from exc
+        lacking = resource.missing(staging) if resource.files else [] if staging.is_file() else [resource.name]
+        if lacking:
+            raise DatasetError(f"converting {sources} produced no {', '.join(lacking)}")
+        _check_converted(resource, sources, staging, dataset_id)
+        try:
+            move_entries(scratch, root)  # never over what is at the target (find() found nothing there)
+        except FileExistsError:  # another process converted it meanwhile: theirs is used, this one removed
+            pass
+    _remove(resource, sources)
     return Location(resource, target, "download cache")
 
 
@@ -209,7 +210,7 @@ def _check_sources(resource: Resource, sources: Path, dataset_id: str) -> None:
         expected = remote.sha256 or recorded.get(remote.name)
         if expected is None or digest == expected:
             continue
-        _remove(sources)
+        _remove(resource, sources)
         if remote.sha256:
             origin, advice = "pinned by pairmeasures", "use a mirror (docs/datasets.md), or report the change"
         else:
@@ -243,19 +244,20 @@ def _check_converted(resource: Resource, sources: Path, staging: Path, dataset_i
     for relative, expected in resource.converted_sha256:
         path = staging / relative if relative else staging
         digest = sha256_file(path) if path.is_file() else "missing"
-        if digest != expected:
-            _remove(staging)
+        if digest != expected:  # (the staging folder is removed by the caller)
             name = f"{resource.name}/{relative}" if relative else resource.name
             raise DatasetError(f"{dataset_id}: converting {sources} gave {name} with SHA-256 {digest}, not the pinned "
                                f"{expected}: the public source is not the version pairmeasures knows. Use a mirror "
                                "(docs/datasets.md), or report the change")
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()
+def _remove(resource: Resource, sources: Path) -> None:
+    """Delete the files of ``resource`` downloaded into ``sources`` (each named by its remote), then the folder when
+    nothing else is in it: nothing else there is deleted."""
+    for remote in resource.remote:
+        if (sources / remote.name).is_file():
+            discard(sources / remote.name)
+    release_empty(sources)
 
 
 def unavailable_message(resource: Resource, data: Optional[str | os.PathLike], dataset_id: str,

@@ -31,6 +31,7 @@ import zlib
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Optional
 
+from .._owned import discard, put_in_place
 from ..sideinfo.beir import DataFileError, json_record, record_text
 from ..sideinfo.memo import CacheWarning, sha256_file
 
@@ -135,10 +136,10 @@ def _build(source: Path, root: Path, stem: str) -> Path:
             db.close()
         os.chmod(temporary, 0o644)  # as a file the user wrote, not mkstemp's private 0600
         target = root / f"{stem}-{sha256_file(temporary)[:16]}.sqlite"
-        os.replace(temporary, target)
+        put_in_place(temporary, target)
     finally:
         if os.path.exists(temporary):
-            os.unlink(temporary)
+            discard(temporary)
     return target
 
 
@@ -302,4 +303,4 @@ def _discard(store: Path) -> None:
     (The one place a corpus store is removed: for the house policy on deleting, STYLE.md "Deleting, moving,
     replacing".)"""
     _CHECKED.pop(store, None)
-    store.unlink(missing_ok=True)
+    discard(store)

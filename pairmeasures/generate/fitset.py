@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -28,6 +27,7 @@ from typing import Callable, Optional, Union
 from urllib.parse import urlsplit, urlunsplit
 
 from .._atomic import Earlier, FolderClaim, FolderOutput, output_folder, write_atomically
+from .._owned import MARKER, WorkFolder, claim_folder, remove_entries, remove_folder
 from .client import ChatClient, Completion
 from .prompts import Prompts, clean_article, load_prompts, parse_question, parse_sides
 from .queries import read_queries
@@ -39,6 +39,10 @@ FORMAT = "pairmeasures-generate-fitset"
 #: What a fit set folder is, for the replace policy (:mod:`pairmeasures._atomic`); fit sets written before the
 #: marker are recognised by their manifest.json of this format.
 OUTPUT = FolderOutput("generate-fitset", "fit set", FORMAT, Earlier(MANIFEST, json_format=FORMAT))
+#: ``OUT.parts/``: the settings and one record per query finished, with their temporary files while written.
+PARTS = WorkFolder("pairmeasures generate-fitset", "parts folder", "--out",
+                   (r"settings\.json", r"[0-9a-f]{24}\.json", r"\.(settings|[0-9a-f]{24})\.json\.[^/]+\.tmp"),
+                   "move it aside or delete it yourself, then run again")
 #: The labels of the two perspectives, in header order (``p1`` is the pole :class:`~pairmeasures.FitSet` orients to).
 GROUPS = ("p1", "p2")
 
@@ -151,7 +155,7 @@ def _check_parts(parts: Path, settings: dict, force: bool) -> None:
         if not force:
             raise ValueError(f"{parts} holds an interrupted run with other settings (model, prompts, sampling, seed, "
                              "per-side or distractors): run it again as it was to continue it, or pass --force to start over")
-        shutil.rmtree(parts)
+        remove_entries(parts, [name for name in os.listdir(parts) if name != MARKER], PARTS)
 
 
 def _part_path(parts: Path, query_id: str) -> Path:
@@ -187,8 +191,8 @@ def generate_fitset(queries, out: Union[str, os.PathLike], *, endpoint: str, mod
     settings = {"model": model, "prompts_sha256": template.sha256, "sampling": client.parameters, "seed": seed,
                 "per_side": per_side, "distractors": distractors, "attempts": attempts}
     with output_folder(out, OUTPUT, force=force) as claim:  # locked and checked before any work
+        claim_folder(parts, PARTS)  # refused, untouched, when it holds what this command did not write
         _check_parts(parts, settings, force)
-        parts.mkdir(parents=True, exist_ok=True)
         write_atomically(parts / "settings.json", json.dumps(settings, indent=2))
 
         records: dict = {}
@@ -228,7 +232,7 @@ def generate_fitset(queries, out: Union[str, os.PathLike], *, endpoint: str, mod
         manifest = _manifest(ordered, texts, source, template, client, settings, endpoint, resumed,
                              time.perf_counter() - started, command)
         _write_folder(claim, ordered, manifest, distractors)
-        shutil.rmtree(parts)
+        remove_folder(parts, PARTS)
         return manifest
 
 

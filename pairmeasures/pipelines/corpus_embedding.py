@@ -12,17 +12,19 @@ merged first (damaged ones deleted and redone), and an index that exists is reus
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
+from .._owned import is_claimed
 from ..datasets.corpus import open_corpus
 from ..sideinfo.embed import Embedder
 from ..sideinfo.engines import ENGINES, check_engine_options
 from ..sideinfo.progress import progress_bar
-from ..sideinfo.shards import store_for
+from ..sideinfo.shards import SHARD_FOLDER, store_for
 from .corpus_cache import CHUNK, corpus_texts, distinct_texts, missing_texts
 
 __all__ = ["EmbedResult", "embed_corpus", "ENGINES"]
@@ -77,25 +79,31 @@ def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", 
     embedder = Embedder(model, batch_size=batch_size, progress=False)
     cache = embedder.cache
     assert cache is not None
-    keys, texts = distinct_texts(corpus_texts(source, text, data))
-    if not keys:
-        raise ValueError(f"{_corpus_file(source, data)} has no documents: nothing to embed, and no dense index can be "
-                         f"built from it (check the file, or the dataset id)")
     store = store_for(embedder.key, work)
-    store.recover(cache, embedder.key)  # shards a killed run finished: into the cache before anything is planned
-    todo_keys, todo_texts = missing_texts(cache, embedder.key, keys, texts)
-    if engine == "local":
-        count = 1
-        with progress_bar(total=len(todo_texts), desc="embedding", unit="text") as bar:  # lines in a log file too
-            for begin in range(0, len(todo_texts), CHUNK):
-                chunk = todo_texts[begin:begin + CHUNK]
-                embedder.embed_distinct(chunk)
-                bar.update(len(chunk))
-        embedded = embedder.computed
-    else:
-        count, embedded = _embed_on_ray(embedder, store, todo_keys, todo_texts, address=address, workers=workers,
-                                        tokenizers=tokenizers, batch_size=batch_size, shard_size=shard_size,
-                                        num_cpus=num_cpus)
+    if engine == "ray":  # refused, untouched, when it holds what is not a shard (before any work)
+        store.claim("--work" if work is not None else None)
+    # the local engine merges what a killed Ray run left in the model's shard folder, when pairmeasures made it
+    shards = engine == "ray" or is_claimed(store.folder, SHARD_FOLDER)
+    with store.locked() if shards else contextlib.nullcontext(store):
+        keys, texts = distinct_texts(corpus_texts(source, text, data))
+        if not keys:
+            raise ValueError(f"{_corpus_file(source, data)} has no documents: nothing to embed, and no dense index "
+                             f"can be built from it (check the file, or the dataset id)")
+        if shards:
+            store.recover(cache)  # shards a killed run finished: into the cache before anything is planned
+        todo_keys, todo_texts = missing_texts(cache, embedder.key, keys, texts)
+        if engine == "local":
+            count = 1
+            with progress_bar(total=len(todo_texts), desc="embedding", unit="text") as bar:  # lines in a log too
+                for begin in range(0, len(todo_texts), CHUNK):
+                    chunk = todo_texts[begin:begin + CHUNK]
+                    embedder.embeddistinct_texts(chunk)
+                    bar.update(len(chunk))
+            embedded = embedder.computed
+        else:
+            count, embedded = _embed_on_ray(embedder, store, todo_keys, todo_texts, address=address,
+                                            workers=workers, tokenizers=tokenizers, batch_size=batch_size,
+                                            shard_size=shard_size, num_cpus=num_cpus)
     folder = _index(source, model, text, data, index_dir) if index else None
     return EmbedResult(texts=len(keys), embedded=embedded, cached=len(keys) - embedded, engine=engine,
                        workers=count, seconds=round(time.perf_counter() - start, 3),

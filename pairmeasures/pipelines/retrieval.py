@@ -9,15 +9,14 @@ nothing that a later call would take for an index. PISA's own output goes to ``b
 
 from __future__ import annotations
 
-import glob
 import os
-import shutil
+import re
 import sys
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Callable, Iterator, Optional
 
+from .._owned import WorkFolder, is_claimed, mark_folder, move_aside, put_in_place, remove_folder, scratch_folder
 from ..datasets.corpus import Corpus, CorpusSourceError, open_corpus
 from ..sideinfo.beir import check_text_field, record_text
 from ..sideinfo.cache import default_cache_path
@@ -61,6 +60,10 @@ def _tail(log: Path, lines: int = 20) -> str:
     return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.is_file() else "(no log)"
 
 
+#: An index folder built here: everything in it is pairmeasures', proven by its marker (written when it is built).
+_INDEX = WorkFolder("pairmeasures", "index", "--index-dir", (r".+",), "choose another --index-dir")
+
+
 def cached_index(source: "str | os.PathLike | Corpus", kind: str, build: Callable[[Path, Iterator[dict]], None], *,
                  text: str = "text", data: Optional[str | os.PathLike] = None,
                  index_dir: Optional[str | os.PathLike] = None, variant: str = "", log: bool = False,
@@ -86,8 +89,7 @@ def cached_index(source: "str | os.PathLike | Corpus", kind: str, build: Callabl
         if prepare is not None:
             prepare()
         root.mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}-", suffix=".building"))
-        try:
+        with scratch_folder(root, f".{name}-", ".building") as building:
             documents = ({"docno": record["doc_id"], "text": record_text(record, text)} for record in corpus.docs_iter())
             count = corpus.docs_count()
             if log:
@@ -99,19 +101,20 @@ def cached_index(source: "str | os.PathLike | Corpus", kind: str, build: Callabl
                 except Exception as error:
                     raise IndexBuildError(f"building the {kind} index of {corpus.name} failed: {type(error).__name__}: "
                                           f"{error}\nlast lines of its log:\n{_tail(record)}") from error
-                os.replace(record, building / "index" / BUILD_LOG)
+                put_in_place(record, building / "index" / BUILD_LOG)
             else:
                 build(building / "index", tqdm(documents, total=count, desc=f"indexing {name}", unit="doc"))
+            mark_folder(building / "index", _INDEX)  # marked as pairmeasures' own: what makes it removable later
             try:
-                os.rename(building / "index", target)
+                move_aside(building / "index", target)
             except OSError:  # another process finished the same index first: keep theirs
                 if not target.is_dir():
                     raise
-        finally:
-            shutil.rmtree(building, ignore_errors=True)
-        for stale in root.glob(f"{glob.escape(name)}-*.{kind}"):
-            if stale != target:
-                shutil.rmtree(stale, ignore_errors=True)
+        # earlier versions of this index (older content): its exact name with another version, marked as ours
+        stale_name = re.compile(rf"{re.escape(name)}-[0-9a-f]{{16}}\.{re.escape(kind)}")
+        for stale in root.iterdir():
+            if stale != target and stale_name.fullmatch(stale.name) and is_claimed(stale, _INDEX):
+                remove_folder(stale, _INDEX)
     return target
 
 

@@ -30,6 +30,7 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+from .._owned import move_aside
 from .memo import CACHE_ENV
 
 __all__ = ["EmbeddingCache", "EmbeddingCacheError", "CacheStats", "default_cache_path", "text_key"]
@@ -52,6 +53,15 @@ CREATE TABLE IF NOT EXISTS embeddings (
 
 _BATCH = 500  # keys per SELECT where SQLite's limit on bound variables is unknown (Python < 3.11; 999 in old SQLite)
 _MAX_BATCH = 8000  # keys per SELECT at most: larger batches read no faster
+
+
+def _sqlite_header(path: Path) -> bool:
+    """Whether ``path`` begins as every SQLite file does (a damaged cache may be moved aside; another file never)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) == b"SQLite format 3\0"
+    except OSError:
+        return False
 
 
 def default_cache_path() -> Path:
@@ -233,15 +243,18 @@ class EmbeddingCache:
 
         If another process replaced the file meanwhile (its identity changed), the new file is opened instead.
         """
+        if not _sqlite_header(self.path):
+            raise EmbeddingCacheError(f"embedding cache {str(self.path)!r} is not an SQLite file ({exc}): it was left "
+                                      "untouched; pass another cache path or PAIRMEASURES_CACHE_DIR") from exc
         if before is not None and self._identity() == before:
             broken = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-"
                                          f"{os.getpid()}-{secrets.token_hex(4)}")
             try:
-                self.path.rename(broken)
+                move_aside(self.path, broken)
                 for suffix in ("-wal", "-shm"):  # a journal of the damaged file must not meet the new one
                     companion = self.path.with_name(self.path.name + suffix)
                     if companion.exists():
-                        companion.rename(broken.with_name(broken.name + suffix))
+                        move_aside(companion, broken.with_name(broken.name + suffix))
             except OSError as error:
                 raise EmbeddingCacheError(f"embedding cache {str(self.path)!r} is damaged ({exc}) and could not be "
                                           f"moved aside ({error}); move or delete it") from exc

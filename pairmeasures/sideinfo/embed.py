@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import tempfile
 import threading
 import time
 from contextlib import ExitStack, contextmanager
@@ -35,6 +34,7 @@ from typing import Iterator, Optional, Sequence, Union
 
 import numpy as np
 
+from .._owned import put_in_place, scratch_folder
 from .cache import EmbeddingCache, default_cache_path, text_key
 from .embedded import count_embedded, embedded_counts, embedding_purpose
 from .encoding import BATCH_SIZES, PRECISIONS, choose_precision, encode_pipelined, length_batches
@@ -279,7 +279,7 @@ class Embedder:
             return target
         _log.warning("building an int8 ONNX model of %s, once; it is kept in %s", self.model_name, folder)
         folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=folder) as work:
+        with scratch_folder(folder, "tmp") as work:
             exported = Path(work) / "model.onnx"
             export_onnx(model, exported)
             logging.disable(logging.WARNING)  # the quantiser's advice on pre-processing is for its own users
@@ -287,7 +287,7 @@ class Embedder:
                 quantize_dynamic(exported, Path(work) / _ONNX_FILE, weight_type=QuantType.QInt8)
             finally:
                 logging.disable(logging.NOTSET)
-            os.replace(Path(work) / _ONNX_FILE, target)
+            put_in_place(Path(work) / _ONNX_FILE, target)
         return target
 
     @property

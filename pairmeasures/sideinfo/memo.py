@@ -189,7 +189,9 @@ class DiskMemo:
         except Exception as error:  # truncated, garbage, or another version's classes
             warnings.warn(f"the cached file {path} could not be read ({type(error).__name__}: {error}); it is computed "
                           "again", CacheWarning, stacklevel=3)
-            path.unlink(missing_ok=True)
+            from .._owned import discard
+
+            discard(path)  # a cache entry of this folder (its name is its key)
             return False, None
 
     def store(self, path: Path, value: Any) -> None:

@@ -22,7 +22,6 @@ import json
 import math
 import os
 import pickle
-import shutil
 import socket
 from contextlib import ExitStack
 from typing import Callable, Optional, Sequence
@@ -30,7 +29,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from .raysession import LOOPBACK_ENV, RayEngineError, ray_session, require_ray
-from .shards import Shard, ShardError, ShardStore, plan_shards, shard_id, store_for
+from .shards import RUN_FOLDER, Shard, ShardError, ShardStore, plan_shards, shard_id, store_for
 
 __all__ = ["ray_session", "pool_shape", "embed_shards", "RayEngineError", "RayPool", "require_ray", "tokenized",
            "from_tokens", "LOOPBACK_ENV"]
@@ -55,11 +54,11 @@ def pool_shape(ray, workers: Optional[int] = None, tokenizers: Optional[int] = N
     return (count, 1, 1, tokenizers)
 
 
-def _check_shard(shard: str, texts: list) -> list:
+def _check_shard(shard: str, texts: list, model_key: str) -> list:
     from .cache import text_key
 
     keys = [text_key(t) for t in texts]
-    if shard_id(keys) != shard:
+    if shard_id(keys, model_key) != shard:
         raise ShardError(f"shard {shard} was sent with other texts than it was made of")
     return keys
 
@@ -86,15 +85,15 @@ class ShardEmbedder:
     it to the store. A batch holds shards (``shard``: id, ``texts``: a JSON list); the result names each shard,
     its rows and the node that wrote it."""
 
-    def __init__(self, model: Optional[str], folder: str, batch_size: Optional[int], gpu: bool):
+    def __init__(self, model: Optional[str], folder: str, model_key: str, batch_size: Optional[int], gpu: bool):
         self.embedder = _actor_embedder(model, gpu, batch_size)
-        self.store = ShardStore(folder)
+        self.store = ShardStore(folder, model_key)
 
     def __call__(self, batch: dict) -> dict:
         rows = []
         for shard, texts in zip(batch["shard"], batch["texts"]):
             texts = json.loads(texts)
-            self.store.write(shard, _check_shard(shard, texts), self.embedder.embed(texts))
+            self.store.write(shard, _check_shard(shard, texts, self.store.model_key), self.embedder.embed(texts))
             rows.append(len(texts))
         return _result(batch["shard"], rows)
 
@@ -144,9 +143,9 @@ class ShardForward:
     The precision is chosen on the first shard as the single-machine path chooses it (fp16 where it agrees with
     fp32 and is faster)."""
 
-    def __init__(self, model: Optional[str], folder: str, batch_size: int, gpu: bool = True):
+    def __init__(self, model: Optional[str], folder: str, model_key: str, batch_size: int, gpu: bool = True):
         self.model = _actor_embedder(model, gpu).load()
-        self.store = ShardStore(folder)
+        self.store = ShardStore(folder, model_key)
         self.batch_size = batch_size
         self.half: Optional[bool] = None if gpu else False  # float32 on a CPU
 
@@ -156,7 +155,7 @@ class ShardForward:
         rows = []
         for shard, texts, tokens in zip(batch["shard"], batch["texts"], batch["tokens"]):
             texts = json.loads(texts)
-            keys = _check_shard(shard, texts)
+            keys = _check_shard(shard, texts, self.store.model_key)
             if self.half is None:
                 self.half = choose_precision(self.model, sorted(texts, key=len)[-self.batch_size:])[0] == "fp16"
             self.store.write(shard, keys, from_tokens(self.model, tokens, self.half))
@@ -181,7 +180,7 @@ def embed_shards(ray, shards: Sequence[Shard], store: ShardStore, merge: Callabl
 
     items = [{"shard": s.id, "texts": json.dumps(s.texts)} for s in shards]
     data = ray.data.from_items(items, override_num_blocks=len(items))
-    folder = str(store.folder)
+    folder, model_key = str(store.folder), store.model_key
     if tokenizers:  # (on CPU actors too, where it is only slower: how the tests run this path without a GPU)
         size = batch_size or BATCH_SIZES["cuda" if gpus else "cpu"]
         data = data.map_batches(ShardTokenizer, batch_size=1, batch_format="numpy", num_cpus=1,
@@ -189,13 +188,14 @@ def embed_shards(ray, shards: Sequence[Shard], store: ShardStore, merge: Callabl
                                 fn_constructor_kwargs={"model": model, "batch_size": size})
         embedded = data.map_batches(ShardForward, batch_size=1, batch_format="numpy", num_gpus=gpus or None,
                                     num_cpus=cpus, compute=pool(min(workers, len(items))),
-                                    fn_constructor_kwargs={"model": model, "folder": folder, "batch_size": size,
-                                                           "gpu": bool(gpus)})
+                                    fn_constructor_kwargs={"model": model, "folder": folder, "model_key": model_key,
+                                                           "batch_size": size, "gpu": bool(gpus)})
     else:
         embedded = data.map_batches(
             ShardEmbedder, batch_size=1, batch_format="numpy", compute=pool(min(workers, len(items))),
             num_gpus=gpus or None, num_cpus=cpus,
-            fn_constructor_kwargs={"model": model, "folder": folder, "batch_size": batch_size, "gpu": bool(gpus)})
+            fn_constructor_kwargs={"model": model, "folder": folder, "model_key": model_key, "batch_size": batch_size,
+                                   "gpu": bool(gpus)})
     done = 0
     for row in embedded.iter_rows():
         if not (store.folder / f"{row['shard']}.done").is_file():
@@ -263,12 +263,13 @@ class RayPool:
         return self._session()
 
     def _store(self, model_key: str) -> ShardStore:
-        store = store_for(model_key, self.work)
+        store = store_for(model_key, self.work).claim("--work" if self.work is not None else None)
         if not self.private:
             return store
         if model_key not in self._own:
-            self._own[model_key] = ShardStore(store.folder / f"run-{os.getpid()}-{id(self):x}")
-            self._stack.callback(shutil.rmtree, self._own[model_key].folder, True)  # removed when the block ends
+            own = ShardStore(store.folder / f"run-{os.getpid()}-{id(self):x}", model_key, RUN_FOLDER).claim()
+            self._own[model_key] = own
+            self._stack.callback(own.remove_folder)  # its shards and marker, removed when the block ends
         return self._own[model_key]
 
     def _session(self):
@@ -293,13 +294,13 @@ class RayPool:
         store = store or self._store(embedder.key)
         count, gpus, cpus, tokenizers = self._shape
         size = max(1, min(self.shard_size, math.ceil(len(keys) / count)))
-        shards = plan_shards(keys, texts, size)
+        shards = plan_shards(keys, texts, size, embedder.key)
         model = None if embedder.model_name == DEFAULT_MODEL else embedder.model_name  # actors load it by the same rule
         failed: list = []
 
         def merge(shard: str) -> int:
             try:
-                rows = store.merge(shard, cache, embedder.key)
+                rows = store.merge(shard, cache)
             except ShardError:
                 store.remove(shard)
                 failed.append(shard)

@@ -4,14 +4,16 @@ resumable (``--resume``), so that an interrupted training leaves nothing hidden.
 
 from __future__ import annotations
 
-import shutil
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
-__all__ = ["warmup_argument", "checkpoint_folder", "check_checkpoints", "last_checkpoint", "checkpoints_kept",
-           "log_to_stderr"]
+from .._owned import MARKER, WorkFolder, claim_folder, release_folder, remove_entries
+
+__all__ = ["warmup_argument", "checkpoint_folder", "checkpoints_kind", "check_checkpoints", "checkpoints_claimed",
+           "last_checkpoint", "checkpoints_kept", "log_to_stderr"]
 
 
 def warmup_argument(ratio: float, transformers_version: Optional[str] = None) -> dict:
@@ -38,28 +40,56 @@ def last_checkpoint(checkpoints: Path) -> Optional[str]:
     return get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
 
 
-def check_checkpoints(out: Path, *, force: bool, resume: bool, scratch: tuple[str, ...] = ()) -> Path:
-    """The checkpoint folder of ``out`` (claimed with it), after refusing to overwrite what --force does not allow:
-    --resume needs a checkpoint there; without it, checkpoints of an earlier run are removed only with --force.
-    ``scratch`` names folders of the command's own that an interrupted run may have left there (removed)."""
+def checkpoints_kind(command: str) -> WorkFolder:
+    """The work folder ``MODEL.checkpoints/`` of the training command ``command`` (``"train-polarity"``): its
+    marker, and what the command (through the trainer) writes there: ``checkpoint-N`` folders (``tmp-checkpoint-N``
+    while one is saved) and the command's ``trained`` scratch folder."""
+    return WorkFolder(f"pairmeasures {command}", "checkpoint folder", "--out",
+                      (r"checkpoint-[0-9]+", r"tmp-checkpoint-[0-9]+", r"trained"),
+                      "move it aside or delete it yourself, then train again")
+
+
+def check_checkpoints(out: Path, command: str, *, force: bool, resume: bool, scratch: tuple[str, ...] = ()) -> Path:
+    """The checkpoint folder of ``out`` (claimed with it: made with the command's marker, or checked to hold it and
+    nothing but checkpoints, else a one-line ValueError naming the folder and the file that is not the command's),
+    after refusing to overwrite what --force does not allow: --resume needs a checkpoint there; without it,
+    checkpoints of an earlier run are removed only with --force. ``scratch`` names folders of the command's own
+    that an interrupted run may have left there (removed)."""
     checkpoints = checkpoint_folder(out)
-    for name in scratch:
-        shutil.rmtree(checkpoints / name, ignore_errors=True)
+    kind = checkpoints_kind(command)
+    claim_folder(checkpoints, kind)
+    remove_entries(checkpoints, [name for name in scratch if (checkpoints / name).exists()], kind)
     if resume:
         if last_checkpoint(checkpoints) is None:
+            release_folder(checkpoints, kind)
             raise ValueError(f"--resume: no checkpoint in {checkpoints}; train with --checkpoint-every N first")
-    elif checkpoints.exists() and any(checkpoints.iterdir()):
-        if not force:
-            raise ValueError(f"{checkpoints} holds checkpoints of an earlier run: pass --resume to continue it, or "
-                             "--force to start over")
-        shutil.rmtree(checkpoints)
+    else:
+        earlier = [name for name in os.listdir(checkpoints) if name != MARKER]
+        if earlier:
+            if not force:
+                raise ValueError(f"{checkpoints} holds checkpoints of an earlier run: pass --resume to continue it, "
+                                 "or --force to start over")
+            remove_entries(checkpoints, earlier, kind)
     return checkpoints
 
 
 @contextmanager
-def checkpoints_kept(checkpoints: Path) -> Iterator[None]:
+def checkpoints_claimed(out: Path, command: str, *, force: bool, resume: bool,
+                        scratch: tuple[str, ...] = ()) -> Iterator[Path]:
+    """:func:`check_checkpoints` for the block, whose end removes the folder when nothing is saved in it (only its
+    marker is left: no checkpoint was asked for, or the command failed before saving one)."""
+    checkpoints = check_checkpoints(out, command, force=force, resume=resume, scratch=scratch)
+    try:
+        yield checkpoints
+    finally:
+        release_folder(checkpoints, checkpoints_kind(command))
+
+
+@contextmanager
+def checkpoints_kept(checkpoints: Path, command: str) -> Iterator[None]:
     """A Ctrl-C inside the block says where the training state is kept and how to continue (the newest checkpoint
-    with its record: one the interrupt stopped while it was saved is not one to continue from)."""
+    with its record: one the interrupt stopped while it was saved is not one to continue from); the folder is
+    removed when the block ends with nothing saved in it."""
     from ._resume import newest_recorded
 
     try:
@@ -67,8 +97,7 @@ def checkpoints_kept(checkpoints: Path) -> Iterator[None]:
     except KeyboardInterrupt:
         latest = newest_recorded(checkpoints)
         if latest is None:
-            if checkpoints.is_dir() and not any(checkpoints.iterdir()):
-                checkpoints.rmdir()  # the trainer made it, and saved nothing there
+            release_folder(checkpoints, checkpoints_kind(command))  # the command made it, and saved nothing there
             raise
         raise KeyboardInterrupt(f"the training state is kept in {latest}: the same command with --resume continues "
                                 "from it") from None

@@ -31,7 +31,7 @@ from ._resume import (
     replaces_model,
     resume_point,
 )
-from ._trainer import check_checkpoints, checkpoint_folder, checkpoints_kept, log_to_stderr
+from ._trainer import checkpoint_folder, checkpoints_claimed, checkpoints_kept, log_to_stderr
 
 __all__ = ["train_ibbr", "FAIRNESS", "LAMBDA_LR", "TRAINING_FILE", "OUTPUT"]
 
@@ -120,8 +120,8 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         raise ValueError(f"--weight-decay must be non-negative, got {weight_decay}")
     out = Path(out).expanduser().absolute()
     replace = replaces_model(out, OUTPUT, checkpoint_folder(out), TRAINING_FILE, resume=resume, force=force)
-    with output_folder(out, OUTPUT, force=replace) as claim:  # locked and checked before any work
-        checkpoints = check_checkpoints(out, force=force, resume=resume)
+    with output_folder(out, OUTPUT, force=replace) as claim, \
+            checkpoints_claimed(out, "train-ibbr", force=force, resume=resume) as checkpoints:
         resumed = resume_point(checkpoints, "train-ibbr", max_steps=max_steps) if resume else None
         if resumed is not None and replace and not force and out.is_dir() and model_run(out, TRAINING_FILE) != resumed.run:
             raise ValueError(f"--out {out} changed since it was checked: pass --force to replace it")
@@ -203,7 +203,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         for callback in recorders:
             trainer.add_callback(callback)
         resumed_from = str(resumed.checkpoint) if resumed is not None else None
-        with checkpoints_kept(checkpoints), checkpoint_loading(resumed, recorders):
+        with checkpoints_kept(checkpoints, "train-ibbr"), checkpoint_loading(resumed, recorders):
             result = trainer.train(resume_from_checkpoint=resumed_from)
 
         history = [{key: entry[key] for key in ("step", "epoch", "loss", "ranking", "fairness") if key in entry}

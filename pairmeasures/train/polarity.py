@@ -34,6 +34,7 @@ from sentence_transformers.sentence_transformer.losses import (
 from torch import Tensor
 
 from .._atomic import Earlier, FolderOutput, output_folder
+from .._owned import move_entries, remove_entries
 from ._resume import (
     Training,
     base_name,
@@ -45,7 +46,14 @@ from ._resume import (
     replaces_model,
     resume_point,
 )
-from ._trainer import check_checkpoints, checkpoint_folder, checkpoints_kept, log_to_stderr, warmup_argument
+from ._trainer import (
+    checkpoint_folder,
+    checkpoints_claimed,
+    checkpoints_kept,
+    checkpoints_kind,
+    log_to_stderr,
+    warmup_argument,
+)
 from .polarity_data import (
     EXAMPLE_COLUMNS,
     PolarityTrainingSet,
@@ -298,8 +306,8 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
         check_text_field(field_name)
     out = Path(out).expanduser().absolute()
     replace = replaces_model(out, OUTPUT, checkpoint_folder(out), TRAINING_FILE, resume=resume, force=force)
-    with output_folder(out, OUTPUT, force=replace) as claim:  # locked and checked before any work
-        checkpoints = check_checkpoints(out, force=force, resume=resume, scratch=(_TRAINED,))
+    with output_folder(out, OUTPUT, force=replace) as claim, \
+            checkpoints_claimed(out, "train-polarity", force=force, resume=resume, scratch=(_TRAINED,)) as checkpoints:
         resumed = resume_point(checkpoints, "train-polarity", max_steps=max_steps) if resume else None
         if resumed is not None and replace and not force and out.is_dir() and model_run(out, TRAINING_FILE) != resumed.run:
             raise ValueError(f"--out {out} changed since it was checked: pass --force to replace it")
@@ -357,7 +365,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
         for callback in recorders:
             trainer.add_callback(callback)
         resumed_from = str(resumed.checkpoint) if resumed is not None else None
-        with checkpoints_kept(checkpoints), checkpoint_loading(resumed, recorders):
+        with checkpoints_kept(checkpoints, "train-polarity"), checkpoint_loading(resumed, recorders):
             result = trainer.train(resume_from_checkpoint=resumed_from)
         model.max_seq_length = inference_length  # max_length truncates training texts; the model embeds like its base
         trained = checkpoints / _TRAINED  # evaluated here, then moved into the output
@@ -392,11 +400,8 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
                 "versions": _versions(),
                 "seconds": round(time.perf_counter() - started, 1),
             }
-            for entry in trained.iterdir():
-                entry.rename(partial / entry.name)
+            move_entries(trained, partial)
             (partial / TRAINING_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
             (partial / "README.md").write_text(_model_card(record), encoding="utf-8")
-        trained.rmdir()
-        if checkpoints.is_dir() and not any(checkpoints.iterdir()):
-            checkpoints.rmdir()
+        remove_entries(checkpoints, [_TRAINED], checkpoints_kind("train-polarity"))  # (empty now)
         return record

@@ -53,23 +53,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ...pipelines.corpus_embedding import embed_corpus
     from ...sideinfo.engines import check_engine_options
-    from ..console import say
 
-    try:  # before any work: the options, whether Ray would be needed or not
-        check_engine_options(args.engine, address=args.address, workers=args.workers, tokenizers=args.tokenizers,
-                             shard_size=args.shard_size, work=args.work, batch_size=args.batch_size)
-    except ValueError as exc:
-        say("embed", str(exc))
-        return 2
-    try:  # with --json, stdout holds the JSON alone: what the run prints (Ray's notes on retried actors) goes to stderr
-        with contextlib.redirect_stdout(sys.stderr if args.json else sys.stdout):
-            result = embed_corpus(args.source, args.model, engine=args.engine, address=args.address,
-                                  workers=args.workers, tokenizers=args.tokenizers, text=args.text,
-                                  batch_size=args.batch_size, shard_size=args.shard_size, work=args.work,
-                                  index=args.index, index_dir=args.index_dir)
-    except (ValueError, RuntimeError) as exc:
-        say("embed", str(exc))
-        return 1
+    # before any work: the options, whether Ray would be needed or not (a failure is cli.main's one line)
+    check_engine_options(args.engine, address=args.address, workers=args.workers, tokenizers=args.tokenizers,
+                         shard_size=args.shard_size, work=args.work, batch_size=args.batch_size)
+    # with --json, stdout holds the JSON alone: what the run prints (Ray's notes on retried actors) goes to stderr
+    with contextlib.redirect_stdout(sys.stderr if args.json else sys.stdout):
+        result = embed_corpus(args.source, args.model, engine=args.engine, address=args.address,
+                              workers=args.workers, tokenizers=args.tokenizers, text=args.text,
+                              batch_size=args.batch_size, shard_size=args.shard_size, work=args.work,
+                              index=args.index, index_dir=args.index_dir)
     if args.json:
         print(json.dumps(result.summary()))
     else:
