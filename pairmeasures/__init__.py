@@ -51,8 +51,8 @@ _LAZY = {
 }
 
 
-#: Subpackages loaded on first use: ``pm.benchmark.load_suite``, ``pm.leaderboard.build``.
-_LAZY_PACKAGES = ("benchmark", "leaderboard")
+#: Subpackages loaded on first use: ``pm.benchmark.load_suite``, ``pm.leaderboard.build``, ``pm.audit.run_audit``.
+_LAZY_PACKAGES = ("benchmark", "leaderboard", "audit")
 
 
 def __getattr__(name: str):
