@@ -11,6 +11,7 @@ import itertools
 import math
 from typing import TYPE_CHECKING
 
+from .frames import ir_frame
 from .plan import label
 
 if TYPE_CHECKING:
@@ -29,8 +30,8 @@ DELTA_A_PRF_INTERVAL = "ΔA-PRF 95% CI"
 
 
 def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFrame":
-    """One row per (system, query, measure) measured (``runs``: ir_measures frames; ``measures``: the measure's
-    string -> the measure), as
+    """One row per (system, query, measure) measured (``runs``: ir_measures frames, or PyTerrier frames turned into
+    them by :func:`~pairmeasures.audit.frames.ir_frame`; ``measures``: the measure's string -> the measure), as
     ``ir_measures.iter_calc`` yields them: queries a bias measure left out have no row. The measures that declare how
     deep they read (:func:`~pairmeasures.audit.curves.reads_depth`) are evaluated on each run cut to the deepest of
     them (:func:`~pairmeasures.audit.curves.top_rows`: the same values, from fewer rows); the others on the whole run."""
@@ -44,7 +45,8 @@ def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFram
     cut = [m for m, d in zip(measures.values(), depths) if d is not None]
     whole = [m for m, d in zip(measures.values(), depths) if d is None]
     rows = []
-    for system, frame in runs.items():
+    for system, run in runs.items():
+        frame = ir_frame(run, f"run of system {system!r}")  # as it is when the audit turned it into one already
         _check_ranked_once(system, frame)
         for part, chosen in ((top_rows(frame, depth), cut), (frame, whole)):
             rows += [(system, query, names[measure], value) for measure, query, value in _values(part, qrels, chosen)]
@@ -97,6 +99,7 @@ def ties_in_top(runs: dict, k: int) -> dict:
 
     counts = {}
     for system, run in runs.items():
+        run = ir_frame(run, f"run of system {system!r}")
         frame = (run.sort_values(["query_id", "rank"], kind="stable") if "rank" in run.columns else  # a user's transformer
                  run.assign(_key=-run["score"]).sort_values(["query_id", "_key"], kind="stable"))
         position = frame.groupby("query_id", sort=False).cumcount().to_numpy()
@@ -155,7 +158,8 @@ def delta_a_prf(runs: dict, qrels: "pd.DataFrame", resamples: int, seed: int) ->
     from ..measures import delta_a_prf as measure
 
     results = {}
-    for system, frame in runs.items():
+    for system, run in runs.items():
+        frame = ir_frame(run, f"run of system {system!r}")
         _check_ranked_once(system, frame)
         try:
             result = measure(frame, qrels, labels="group", missing="skip", resamples=resamples, seed=seed)
