@@ -8,6 +8,7 @@ result is an :class:`~pairmeasures.audit.result.AuditResult` (``pairmeasures aud
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 if TYPE_CHECKING:
@@ -45,11 +46,14 @@ class EvaluationCache:
 
 
 def run_audit(request: "AuditRequest", *, engine: str = "local", address: Optional[str] = None,
-              workers: Optional[int] = None, manifest: Optional["Manifest"] = None) -> "AuditResult":
+              workers: Optional[int] = None, manifest: Optional["Manifest"] = None,
+              opened: Optional[Any] = None) -> "AuditResult":
     """Run ``request``'s systems over its dataset and measure them: an :class:`~pairmeasures.audit.result.AuditResult`.
 
     ``engine``: where the model work runs, ``"local"`` or ``"ray"`` (``address``: a cluster to join, default a private
-    local Ray; ``workers``: its model actors; :mod:`.engine`); the numbers are the same either way. ``manifest``: the
+    local Ray; ``workers``: its model actors; :mod:`.engine`); the numbers are the same either way. ``opened``: the
+    engine's pool already opened by the caller (:func:`~pairmeasures.audit.engine.compute_on`, e.g. around writing
+    the outputs too), used and left open; ``engine`` then names it. ``manifest``: the
     :class:`~pairmeasures.analysis.manifest.Manifest` to record steps, timings and cache hits in (default: a new
     one; the result's provenance holds it). Every input is checked before the long work: a ValueError says what to
     fix. The result's ``request`` has the measures it evaluated written out, so running it again gives the same
@@ -74,7 +78,7 @@ def run_audit(request: "AuditRequest", *, engine: str = "local", address: Option
 
     manifest = Manifest() if manifest is None else manifest
     r = request
-    with compute_on(engine, address, workers) as pool:
+    with (compute_on(engine, address, workers) if opened is None else nullcontext(opened)) as pool:
         writable_folder(cache_folder(), CACHE_ENV)  # the runs and evaluations are kept there: stop now if they cannot be
         dataset = r.dataset if r.dataset is not None else default_dataset()
         systems, names = expand_published(r.systems, r.names, dataset, r.data)  # the NFaiRR paper's runs: run: systems

@@ -155,8 +155,8 @@ def run(args: argparse.Namespace) -> int:
     from ...analysis.manifest import Manifest, PathRecord
     from ...analysis.polarity import AxisWarning
     from ...audit import run_audit
+    from ...audit.engine import compute_on
     from ...sideinfo import InputWarning
-    from ...sideinfo.engines import check_engine_options
     from ...sideinfo.memo import CacheWarning
     from ..audit.outputs import claim_out, write_outputs
     from ..audit.printed import leaderboard_text
@@ -165,16 +165,16 @@ def run(args: argparse.Namespace) -> int:
     defaults = argparse.ArgumentParser()
     add_arguments(defaults)
     request = request_of(args, vars(defaults.parse_args(["--out", "-"])))
-    check_engine_options(args.engine, address=args.address, workers=args.workers)  # seconds, before --out is claimed
     out = Path(args.out).expanduser()
     manifest = Manifest(command=["pairmeasures", *sys.argv[1:]], paths=PathRecord(out, args.absolute_paths))
     # the dependencies' deprecations are not the user's business; small --by cells, damaged caches, runs that
     # lack some queries and polarity axes no better than chance always are
     with warnings_shown("audit", ("ignore", Warning), ("always", SmallCellWarning), ("always", CacheWarning),
                         ("always", InputWarning), ("always", AxisWarning)):
-        with claim_out(out, args.force) as claim:  # --out locked and checked, before any work, until it is written
+        # the engine's options and address checked first (seconds); --out locked and checked before any work
+        with compute_on(args.engine, args.address, args.workers) as pool, claim_out(out, args.force) as claim:
             result = run_audit(request, engine=args.engine, address=args.address, workers=args.workers,
-                               manifest=manifest)
+                               manifest=manifest, opened=pool)
             write_outputs(claim, result)
     sys.stdout.write(leaderboard_text(result, out, args.format))
     if args.format == "markdown":  # (text says what its marks mean and where the rest is itself)
