@@ -1,4 +1,4 @@
-"""Speed of the audit's bias-by-cut-off curves (pairmeasures.apps.curves.cutoff_curves).
+"""Speed of the audit's bias-by-cut-off curves (pairmeasures.audit.curves.cutoff_curves).
 
 Four systems rank the same 1,000 queries x 100 documents (one corpus: polarity, two groups, 8-word texts
 with gendered terms) in four random orders; the curves evaluate Duo, rKL and TExFAIR at k = 1..50 (150
@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--systems", type=int, default=4)
     args = parser.parse_args()
 
-    from pairmeasures.apps.curves import cutoff_curves
+    from pairmeasures.audit.curves import cutoff_curves
 
     runs, qrels = make_runs(args.queries, args.docs, args.systems)
     families = ["Duo", "rKL", "TExFAIR"]

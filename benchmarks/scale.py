@@ -130,7 +130,7 @@ def stage(name: str, folder: Path, work: Path, audit_depth: int = 100) -> dict:
         return {"step_cpu_s": spent, "rows": len(run), "queries_ranked": int(run["qid"].nunique())}
     import pandas as pd
 
-    from pairmeasures.apps.audit.runs import annotate
+    from pairmeasures.audit.runs import annotate
 
     run = pd.read_pickle(run_file)
     start = time.process_time()
@@ -138,9 +138,9 @@ def stage(name: str, folder: Path, work: Path, audit_depth: int = 100) -> dict:
     spent = time.process_time() - start
     if name == "annotate":
         return {"step_cpu_s": spent, "rows": len(annotated)}
-    import pairmeasures.apps.curves as curves
-    from pairmeasures.apps.audit.evaluation import per_query
-    from pairmeasures.apps.evaluate import parse_measures
+    import pairmeasures.audit.curves as curves
+    from pairmeasures.audit.evaluation import per_query
+    from pairmeasures.measures.parsing import parse_measures
 
     if name == "evaluate-whole":  # the baseline: no measure declares a depth, so nothing is cut
         curves.reads_depth = lambda measure: None

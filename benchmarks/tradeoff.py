@@ -7,7 +7,7 @@ and ``polarity`` from the audit's polarity model (a per-query axis fitted on the
 labels are two perspectives, else on the candidates); queries without a fitted axis (no polarity: on the
 Wiki-Balance sample, those with documents of one perspective only) are left out. Both methods re-rank that one run's top 10:
 ``pm.DuoGreedy(Lambda, k=10)`` on polarity, ``pm.TopKMMR(Lambda, k=10, encoder=...)`` on the bi-encoder's
-document vectors. ``pairmeasures.apps.curves.tradeoff_curve`` gives the means with paired-bootstrap 95%
+document vectors. ``pairmeasures.audit.curves.tradeoff_curve`` gives the means with paired-bootstrap 95%
 intervals (Duo@10 over the queries it measures: ``degenerate='exclude', missing='skip'`` as in the audit) and
 ``equal_cost`` the Duo@10 each method reaches when it gives up at most 0.01, 0.02, 0.05 nDCG@10. Where the
 dataset has gold labels, the same re-rankings are also judged by rKL@10 on them (``gold_*``): DUO is
@@ -75,7 +75,7 @@ def base_run(dataset: str, data: str):
 
 def equal_costs(curve, bias: str) -> dict:
     """Each method's point at each relevance cost in DROPS, and which reaches the lower bias (or "tie")."""
-    from pairmeasures.apps.curves import equal_cost
+    from pairmeasures.audit.curves import equal_cost
 
     costs: dict = {}
     for drop in DROPS:
@@ -106,8 +106,8 @@ def main() -> None:
     args = parser.parse_args()
 
     import pairmeasures as pm
-    from pairmeasures.apps.curves import tradeoff_curve
     from pairmeasures.apps.plots import save_png, tradeoff
+    from pairmeasures.audit.curves import tradeoff_curve
 
     data = str(Path(args.data).resolve())
     previous = RESULTS / "tradeoff.json"

@@ -52,8 +52,8 @@ _LAZY = {
 
 
 #: Subpackages loaded on first use: ``pm.analysis.paired_bootstrap``, ``pm.benchmark.load_suite``,
-#: ``pm.leaderboard.build``.
-_LAZY_PACKAGES = ("analysis", "benchmark", "leaderboard")
+#: ``pm.leaderboard.build``, ``pm.audit.run_audit``.
+_LAZY_PACKAGES = ("analysis", "benchmark", "leaderboard", "audit")
 
 
 def __getattr__(name: str):

@@ -551,7 +551,7 @@ def test_the_leaderboard_compares_systems_that_measured_different_queries_on_the
     import warnings
 
     from pairmeasures.analysis import BootstrapWarning, summarize
-    from pairmeasures.apps.audit.evaluation import leaderboard_table
+    from pairmeasures.audit.evaluation import leaderboard_table
 
     frame = pd.DataFrame({"system": ["a", "a", "b", "b", "a", "a", "b", "b"],
                           "qid": ["q1", "q2", "q2", "q3", "q1", "q2", "q1", "q2"],

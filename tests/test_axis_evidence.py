@@ -14,7 +14,7 @@ from test_audit import audit, write_run
 
 import pairmeasures as pm
 from pairmeasures.analysis.polarity import AxisWarning, held_out_folds
-from pairmeasures.apps.audit.axes import AXIS_COLUMN
+from pairmeasures.audit.axes import AXIS_COLUMN
 
 STANCES = {  # query -> (text, [(label, document)]): arguments for and against; q4 and q5 cannot be checked
     "q1": ("Nuclear power should be expanded", [

@@ -12,7 +12,7 @@ import pytest
 from ir_measures import nDCG
 
 import pairmeasures as pm
-from pairmeasures.apps.curves import cutoff_curves, equal_cost, tradeoff_curve
+from pairmeasures.audit.curves import cutoff_curves, equal_cost, tradeoff_curve
 
 COLUMNS = ["method", "Lambda", "relevance", "bias", "relevance_low", "relevance_high", "bias_low", "bias_high", "n"]
 

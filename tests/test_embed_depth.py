@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 import pairmeasures as pm
-from pairmeasures.apps.audit.runs import polarity_depth
-from pairmeasures.apps.curves import cutoff_curves
+from pairmeasures.audit.curves import cutoff_curves
+from pairmeasures.audit.runs import polarity_depth
 from pairmeasures.pipelines.duogreedy import DuoGreedy
 from pairmeasures.pipelines.polarity import PolarityScorer, top_rows
 from pairmeasures.sideinfo.embed import Embedder, embedded_counts, embedding_purpose

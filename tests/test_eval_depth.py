@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from pairmeasures.apps.audit.evaluation import per_query
-from pairmeasures.apps.curves import cutoff_curves, reads_depth, top_rows
-from pairmeasures.apps.evaluate import parse_measures
+from pairmeasures.audit.curves import cutoff_curves, reads_depth, top_rows
+from pairmeasures.audit.evaluation import per_query
+from pairmeasures.measures.parsing import parse_measures
 from pairmeasures.measures.provider import provider
 
 TERMS = "terms='gender-specific',tokenizer='whitespace'"
@@ -111,7 +111,7 @@ def test_top_rows_keeps_every_row_tied_with_the_last_kept():
 
 
 def bm25_run(name: str, data_dir: Path):
-    from pairmeasures.apps.audit.runs import annotate
+    from pairmeasures.audit.runs import annotate
     from pairmeasures.datasets.profile import load_profile
     from pairmeasures.pipelines.retrieval import bm25
 
@@ -125,7 +125,7 @@ def bm25_run(name: str, data_dir: Path):
 
 @pytest.mark.parametrize("name", ["procon", "grep-biasir"])
 def test_the_audits_measures_on_bm25_top_1000(name, data_dir):
-    from pairmeasures.apps.audit.plan import default_measures
+    from pairmeasures.audit.plan import default_measures
 
     profile, run = bm25_run(name, data_dir)
     names = default_measures(profile) + ["AP", "R@1000", "RR@10", "nDCG"]

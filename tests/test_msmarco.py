@@ -203,14 +203,15 @@ def stand_in_network(files: dict):
 @pytest.mark.stand_in_network
 def test_published_runs_download_once_checked_against_their_pins(tmp_path, data_dir, monkeypatch):
     from pairmeasures.datasets import DatasetUnavailableError
-    from pairmeasures.datasets.published_runs import PUBLISHED_RUNS, published_runs
+    from pairmeasures.datasets._catalogue import SPEC_BY_ID
+    from pairmeasures.datasets.published_runs import published_runs
 
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "home"))  # an empty download cache, no mirror
     monkeypatch.delenv("PAIRMEASURES_DATA", raising=False)
     real = {name: gzip.decompress((data_dir / "msmarco-gender" / "runs" / f"{name}.run.gz").read_bytes())
             for name in ("BM25", "bert_L2")}
     files = {remote.url: real.get(remote.name[:-4], f"1 Q0 {remote.name} 1 1.0 x\n".encode())
-             for remote in PUBLISHED_RUNS[QS2].remote}
+             for remote in SPEC_BY_ID[QS2].published_runs.remote}
     assert all("/measurement/sample_trec_runs/msmarco_passage/" in url for url in files)
     tampered = {url: (b"2" + data if url.endswith("/BM25.run") else data) for url, data in files.items()}
     with stand_in_network(tampered), pytest.raises(DatasetUnavailableError, match="pinned by pairmeasures"):
@@ -225,7 +226,7 @@ def test_published_runs_download_once_checked_against_their_pins(tmp_path, data_
 
 def test_the_trec_dl_2019_set_and_the_papers_measures(data_dir):
     import pairmeasures as pm
-    from pairmeasures.apps.audit.plan import default_measures
+    from pairmeasures.audit.plan import default_measures
     from pairmeasures.datasets.msmarco_gender import audit_measures
 
     queries = list(pm.datasets.load(DL19).queries_iter())

@@ -447,7 +447,7 @@ def test_an_audit_logging_to_a_file_writes_its_progress_as_lines(demo):
 def test_the_demo_prints_a_leaderboard_that_fits_100_columns_with_the_reports_marks(demo):
     """What ``make demo`` prints through a pipe: no line over 100 columns (the header of the whole table is 450), every
     measure with its mean and a † exactly where the report has one, and where the whole table is."""
-    from pairmeasures.apps.audit.plan import label
+    from pairmeasures.audit.plan import label
 
     printed, summary, board = demo["stdout"], demo["summary"], demo["board"]
     assert max(len(line) for line in printed.splitlines()) <= 100, printed
@@ -489,7 +489,7 @@ def section_of(html: str, heading: str) -> str:
 
 
 def test_the_demo_report_reads_as_named_tables_marks_sentences_and_one_figure_each(demo):
-    from pairmeasures.apps.audit.plan import label
+    from pairmeasures.audit.plan import label
 
     html, board, summary, out = demo["html"], demo["board"], demo["summary"], demo["out"]
     assert "<title>pairmeasures audit: debates</title>" in html and "<h1>pairmeasures audit: debates</h1>" in html
@@ -566,11 +566,12 @@ def test_the_demo_report_shows_every_leaderboard_column_at_1400_pixels(demo):
 
 def test_equal_cost_points_are_sentences_that_name_the_fairer_method_in_the_measures_direction():
     from pairmeasures.apps.audit.report_tables import equal_cost_text
+    from pairmeasures.audit.result import Tradeoff
 
     line = curve(intervals=False).assign(system="s", base="bm25>>dense")
     cost = pd.DataFrame([dict(system="s", relevance_drop=0.01, method="DuoGreedy", Lambda=0.0, relevance=0.45, bias=0.1),
                          dict(system="s", relevance_drop=0.01, method="MMR", Lambda=0.675, relevance=0.49, bias=0.2)])
-    trade = {"relevance": "nDCG@10", "bias": "Duo@10", "curve": line, "equal_cost": cost}
+    trade = Tradeoff(curve=line, equal_cost=cost, relevance="nDCG@10", bias="Duo@10", lambdas=(), bases=())
     text = equal_cost_text(trade, "lower-fairer")
     assert text == ("s: nDCG@10 starts at 0.500 (λ = 1, the order of bm25>>dense). Losing at most 0.01 nDCG@10: "
                     "DuoGreedy reaches Duo@10 0.100 (λ = 0, nDCG@10 0.450) and MMR 0.200 (λ = 0.68, nDCG@10 0.490): "
@@ -583,7 +584,7 @@ def test_equal_cost_points_are_sentences_that_name_the_fairer_method_in_the_meas
 
 def test_leaderboard_tables_hold_six_measures_at_most_and_keep_the_leaderboards_other_columns():
     from pairmeasures.apps.audit.report_tables import leaderboard_tables
-    from pairmeasures.apps.evaluate import parse_measures
+    from pairmeasures.measures.parsing import parse_measures
 
     names = ["nDCG@10", "rND@10", "rKL@10", "rRD@10", "EXP@10", "NDKL@10", "ARP@10", "ARP@5"]
     shown = dict(zip(names, parse_measures(names)))

@@ -106,7 +106,7 @@ def test_the_library_readers_and_a_dataframe_run_refuse_a_document_ranked_twice(
 def test_an_audit_system_ranking_a_document_twice_is_named():
     """A system of the audit (a user's stage, say) whose run ranks a document twice is refused before any measure,
     naming the system, the query and the document, whatever the measures read."""
-    from pairmeasures.apps.audit.evaluation import per_query
+    from pairmeasures.audit.evaluation import per_query
 
     run = pd.DataFrame({"qid": ["q1", "q1", "q1"], "docno": ["a", "b", "a"], "score": [3.0, 2.0, 1.0]})
     qrels = pd.DataFrame({"query_id": "q1", "doc_id": ["a", "b"], "relevance": [1, 0]})
@@ -164,7 +164,7 @@ def test_measure_strings_that_cannot_mean_one_thing_are_one_line(files, text, wo
 
 
 def test_the_library_parser_of_the_commands_refuses_them_too():
-    from pairmeasures.apps.evaluate import parse_measure
+    from pairmeasures.measures.parsing import parse_measure
 
     with pytest.raises(ValueError, match="ties is given twice"):
         parse_measure("rKL(ties='system', ties='trec_eval')@10")

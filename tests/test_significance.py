@@ -99,7 +99,7 @@ def test_fewer_than_two_common_queries_give_no_test():
 def test_scores_by_query_gives_ir_measures_the_frame_values():
     import ir_measures
 
-    from pairmeasures.apps.curves import scores_by_query
+    from pairmeasures.audit.curves import scores_by_query
 
     _, qrels, runs = _data(3)
     qrels = qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})

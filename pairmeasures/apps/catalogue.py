@@ -46,7 +46,7 @@ def find(text: str) -> PairMeasure:
 
     if isinstance(ir_measures.measures.registry.get(text), PairMeasure):
         return ir_measures.measures.registry[text]  # a bare name: no parameter check (Measured needs of=)
-    from .evaluate import parse_measure
+    from ..measures.parsing import parse_measure
 
     try:
         measure = parse_measure(text)

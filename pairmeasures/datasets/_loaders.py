@@ -55,6 +55,10 @@ class DatasetSpec:
     before ir_datasets is asked for them, which would download what is missing). ``default_text``: the document field(s) read when a user names
     none (``"title+text"`` where the wording that matters is often in the title). ``term_list``: the
     :class:`~pairmeasures.sideinfo.termlists.Lexicon` whose term measures apply (``"gender"``), or None.
+    ``measures``: the measure strings an audit evaluates when a user names none, where the dataset's papers report
+    their own (empty: the audit chooses by the dataset's labels and term list). ``published_runs``: the run files
+    its papers published (a :class:`Resource` of ``NAME.run`` files; ``pairmeasures audit --systems published``), or
+    None.
     """
 
     id: str
@@ -67,6 +71,8 @@ class DatasetSpec:
     default_text: str = "text"
     term_list: Optional[str] = None
     documents_files: tuple[IrdsFile, ...] = ()
+    measures: tuple[str, ...] = ()
+    published_runs: Optional[Resource] = None
 
 
 _PARSED = Memo("parsed datasets")

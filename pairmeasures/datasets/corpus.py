@@ -113,6 +113,12 @@ class Corpus(ABC):
         """``{doc id: record}`` of the documents among ``doc_ids`` that the corpus has (the others left out)."""
 
     @property
+    def measures(self) -> tuple:
+        """The measure strings an audit evaluates when a user names none, as the dataset's papers report them (its
+        spec's); empty where the audit chooses (a folder, most datasets)."""
+        return ()
+
+    @property
     def term_list(self) -> Optional[str]:
         """The term list whose term measures apply (``"gender"``), or None."""
         labels = self.labels()
@@ -283,6 +289,10 @@ class _DatasetCorpus(Corpus):
 
         ensure_irds_files(self.spec.id, tuple(file for file in self.spec.documents_files if file.kind == "docs"))
         return ir_datasets.load(self.spec.documents_from)
+
+    @property
+    def measures(self) -> tuple:
+        return self.spec.measures
 
     @property
     def term_list(self) -> Optional[str]:

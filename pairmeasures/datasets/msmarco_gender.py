@@ -7,12 +7,14 @@ and Adversarial Mitigation for BERT Rankers", SIGIR 2021); passages and qrels co
 passage queries of the same study, with the deep judgements of ir_datasets' ``msmarco-passage/trec-dl-2019/judged``.
 
 The conversion of the query lists into the mirror folder ``msmarco-gender/``, the builders of queries from
-it, its resources, the three :class:`DatasetSpec` and the measures an audit of them evaluates by default
-(:func:`audit_measures`: as the papers report them).
+it, its resources, the three :class:`DatasetSpec` with the measures an audit of them evaluates by default
+(:func:`audit_measures`: as the papers report them) and the NFaiRR paper's published runs of QS2 and TREC DL 2019
+(:data:`PUBLISHED_RUNS`, :data:`RUN_NAMES`; ``--systems published``).
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Sequence
 
@@ -24,7 +26,8 @@ from ._records import Query
 from ._resources import UNKNOWN, DatasetError, Location, Resource, github_file
 
 __all__ = ["DL19_ID", "FAIRNESS_RETRIEVAL_COMMIT", "GENDER_BIAS_IR_COMMIT", "MSMARCO_GENDER", "MSMARCO_GENDER_DL19",
-           "QS1_ID", "QS2_ID", "SPECS", "audit_measures", "convert_msmarco_gender", "gender_queries"]
+           "PUBLISHED_RUNS", "QS1_ID", "QS2_ID", "RUN_NAMES", "SPECS", "audit_measures", "convert_msmarco_gender",
+           "gender_queries"]
 
 QS1_ID = "pair/msmarco-passage/dev/gender-qs1"
 QS2_ID = "pair/msmarco-passage/dev/gender-qs2"
@@ -125,18 +128,6 @@ COLLECTION = IrdsFile("msmarco-passage", "docs", "collection.tsv", "collectionan
 DEV_QRELS = IrdsFile("msmarco-passage/dev", "qrels", "dev/qrels", "dev/qrels")
 DL19_QRELS = IrdsFile("msmarco-passage/trec-dl-2019", "qrels", "trec-dl-2019/qrels", "trec-dl-2019/qrels")
 
-SPECS = (
-    DatasetSpec(QS1_ID, (MSMARCO_GENDER,), gender_queries("qs1_queries.tsv"),
-                None, None, {}, documents_from="msmarco-passage/dev", term_list="gender",
-                documents_files=(COLLECTION, DEV_QRELS)),
-    DatasetSpec(QS2_ID, (MSMARCO_GENDER,), gender_queries("qs2_queries.tsv"),
-                None, None, {}, documents_from="msmarco-passage/dev", term_list="gender",
-                documents_files=(COLLECTION, DEV_QRELS)),
-    DatasetSpec(DL19_ID, (MSMARCO_GENDER_DL19,), annotated_queries,
-                None, None, {}, documents_from="msmarco-passage/trec-dl-2019/judged", term_list="gender",
-                documents_files=(COLLECTION, DL19_QRELS)),
-)
-
 #: NFaiRR as the reference code computes it (the representative word list, whitespace tokens, a term counted for
 #: each group it is listed for), over the whole collection as background, as the TExFAIR paper evaluates it.
 NFAIRR = ("NFaiRR(background='collection',text='irds:msmarco-passage',terms='gender-representative',"
@@ -155,3 +146,48 @@ def audit_measures(dataset_id: str) -> list:
     rr = "RR(rel=2)@10" if dataset_id == DL19_ID else "RR@10"
     rab = "terms='gender-specific',tokenizer='whitespace'"
     return [rr, "nDCG@10", NFAIRR, TEXFAIR, f"RaB({rab})@10", f"ARaB({rab})@10"]
+
+
+#: The ten runs, as the repository names their files (``NAME.run``) and the paper its rankers.
+RUN_NAMES = {"BM25": "BM25", "RM3": "BM25+RM3", "knrm": "KNRM", "conv_knrm": "ConvKNRM", "match_pyramid": "MatchPyramid",
+             "tk": "TK", "bert_L2": "BERT-L2", "bert_L4": "BERT-L4", "advbert_L2": "AdvBERT-L2",
+             "advbert_L4": "AdvBERT-L4"}
+
+#: SHA-256 of the run files known here (those of ``shared/data``, whose README gives their provenance); the others
+#: are recorded at their first download and required afterwards.
+_PINNED = {("msmarco_passage", "BM25"): "4915d75f95c0f68f90a0589d51dba7363fe2cc43faebe6518f9f972c83aed9be",
+           ("msmarco_passage", "bert_L2"): "71120c4692524179dba4730a84ef00ca1c2afe8163d705ea7ca481fbac6ec333"}
+
+
+def _copy(sources: Path, target: Path) -> None:
+    target.mkdir(parents=True)
+    for name in RUN_NAMES:
+        shutil.copyfile(sources / f"{name}.run", target / f"{name}.run")
+
+
+def _runs(folder: str, name: str) -> Resource:
+    remote = tuple(github_file("CPJKU/FairnessRetrievalResults", FAIRNESS_RETRIEVAL_COMMIT,
+                               f"measurement/sample_trec_runs/{folder}/{run}.run", _PINNED.get((folder, run), UNKNOWN))
+                   for run in RUN_NAMES)
+    return Resource(name, tuple(f"{run}.run" for run in RUN_NAMES), remote, _copy,
+                    f"CPJKU/FairnessRetrievalResults on GitHub (measurement/sample_trec_runs/{folder})")
+
+
+#: The published runs of each dataset they rank (mirror folders ``msmarco-gender-runs-qs2/``, ``-dl19/``; a file
+#: may be gzipped: ``BM25.run.gz``).
+PUBLISHED_RUNS = {QS2_ID: _runs("msmarco_passage", "msmarco-gender-runs-qs2"),
+                  DL19_ID: _runs("trecdl2019_passage", "msmarco-gender-runs-dl19")}
+
+SPECS = (
+    DatasetSpec(QS1_ID, (MSMARCO_GENDER,), gender_queries("qs1_queries.tsv"),
+                None, None, {}, documents_from="msmarco-passage/dev", term_list="gender",
+                documents_files=(COLLECTION, DEV_QRELS), measures=tuple(audit_measures(QS1_ID))),
+    DatasetSpec(QS2_ID, (MSMARCO_GENDER,), gender_queries("qs2_queries.tsv"),
+                None, None, {}, documents_from="msmarco-passage/dev", term_list="gender",
+                documents_files=(COLLECTION, DEV_QRELS), measures=tuple(audit_measures(QS2_ID)),
+                published_runs=PUBLISHED_RUNS[QS2_ID]),
+    DatasetSpec(DL19_ID, (MSMARCO_GENDER_DL19,), annotated_queries,
+                None, None, {}, documents_from="msmarco-passage/trec-dl-2019/judged", term_list="gender",
+                documents_files=(COLLECTION, DL19_QRELS), measures=tuple(audit_measures(DL19_ID)),
+                published_runs=PUBLISHED_RUNS[DL19_ID]),
+)

@@ -13,12 +13,18 @@ import math
 import textwrap
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["WIDTH", "terminal_width", "fitted_leaderboard"]
+    from ...audit.result import AuditResult
+
+__all__ = ["WIDTH", "PRINTED_FORMATS", "terminal_width", "fitted_leaderboard", "leaderboard_text"]
+
+#: The command's ``--format`` values: ``text`` (the default) fits the terminal, the others print the whole table.
+PRINTED_FORMATS = ("text", "markdown", "csv", "json")
 
 #: The width printed to when stdout is not a terminal and ``COLUMNS`` is not set (a pipe, a log file).
 WIDTH = 100
@@ -76,15 +82,15 @@ def _measure_column(header: str, means: list, marks: list, counts: Optional[list
     return _Column(header, cells)
 
 
-def _units(result: dict) -> tuple[list, list, dict]:
+def _units(result: "AuditResult") -> tuple[list, list, dict]:
     """``(units, notes, seen)``: the columns to print, in the leaderboard's order, each unit a list of columns kept
     together (a measure and its common-query means); lines for columns with one text on every row; what was shown."""
-    from .axes import AXIS_COLUMN
-    from .evaluation import DELTA_A_PRF_INTERVAL, common_column
-    from .plan import label
+    from ...audit.axes import AXIS_COLUMN
+    from ...audit.evaluation import DELTA_A_PRF_INTERVAL, common_column
+    from ...audit.plan import label
 
-    board: "pd.DataFrame" = result["leaderboard"]
-    summary: "pd.DataFrame" = result["summary"]
+    board: "pd.DataFrame" = result.leaderboard
+    summary: "pd.DataFrame" = result.summary
     systems = list(board["system"])
     rows = summary.set_index(["system", "measure"])
     measures = {label(m, d): (m, d) for m, d in zip(summary["measure"], summary["direction"])}
@@ -139,13 +145,13 @@ def _blocks(units: list, first: int, width: int) -> list:
     return [block for block in blocks if block]
 
 
-def fitted_leaderboard(result: dict, width: Optional[int] = None) -> str:
-    """The leaderboard of an audit ``result`` (:func:`~pairmeasures.apps.audit.audit`) in blocks of columns that fit
-    ``width`` (default: :func:`terminal_width`), with what its marks mean and where the whole table is."""
+def fitted_leaderboard(result: "AuditResult", out: Path, width: Optional[int] = None) -> str:
+    """The leaderboard of an audit ``result`` (:func:`~pairmeasures.audit.run_audit`) written into ``out`` in blocks
+    of columns that fit ``width`` (default: :func:`terminal_width`), with what its marks mean and where the whole
+    table is."""
     width = terminal_width() if width is None else width
-    statistics = result["manifest"].get("statistics", {})
-    baseline, correction = statistics.get("baseline"), statistics.get("correction")
-    systems = [str(s) for s in result["leaderboard"]["system"]]
+    baseline, correction = result.statistics.baseline, result.statistics.correction
+    systems = [str(s) for s in result.leaderboard["system"]]
     units, notes, seen = _units(result)
     first = max(_width("system"), *map(_width, systems))
     lines: list = []
@@ -167,9 +173,18 @@ def fitted_leaderboard(result: dict, width: Optional[int] = None) -> str:
         legend.append("'on N' after a measure: its mean over the N queries every system measured, to compare rows "
                       "where the systems measured different queries ('=': the system measured those only, so it is "
                       "the mean itself).")
-    out = result["out"]
     legend.append(f"Every column, with intervals: {out / 'leaderboard.md'}; the report: {out / 'report.html'}")
     wrapped = [textwrap.fill(text.replace(" = ", "\x1f=\x1f"), width=max(width, 20), break_on_hyphens=False,
                              break_long_words=False).replace("\x1f", " ")  # "α = 0.05" stays on one line
                for text in [*notes, *legend]]
     return "\n".join(lines) + "\n\n" + "\n".join(wrapped) + "\n"
+
+
+def leaderboard_text(result: "AuditResult", out: Path, fmt: str, width: Optional[int] = None) -> str:
+    """The leaderboard as the command prints it: ``text``, what fits ``width`` columns (default: the terminal's,
+    :func:`fitted_leaderboard`); ``markdown``, ``csv`` or ``json``, the whole table (as leaderboard.md has it)."""
+    if fmt == "text":
+        return fitted_leaderboard(result, out, width)
+    from ..tables import render
+
+    return render(result.leaderboard, fmt)

@@ -11,12 +11,13 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from ...audit.plan import label
 from ..report import Cell, number_text
-from .plan import label
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ...audit.result import Tradeoff
     from ...datasets.profile import Profile
 
 __all__ = ["COLUMNS", "MARK", "dataset_title", "leaderboard_tables", "statistics_table", "equal_cost_text",
@@ -113,7 +114,7 @@ def leaderboard_tables(leaderboard: "pd.DataFrame", summary: "pd.DataFrame", sho
     those in bold) and the dataset-level figures such as ΔA-PRF, as they are."""
     import pandas as pd
 
-    from .evaluation import common_column
+    from ...audit.evaluation import common_column
 
     systems = list(leaderboard["system"])
     rows = summary.set_index(["system", "measure"])
@@ -261,12 +262,12 @@ def _verdict(points: dict, direction: str) -> str:
     return f": {a if fairer else b} is fairer by {abs(x - y):.3f}"
 
 
-def equal_cost_text(trade: dict, direction: str) -> str:
+def equal_cost_text(trade: "Tradeoff", direction: str) -> str:
     """The equal-cost points of the trade-off in sentences, a paragraph per system: at each relevance drop, the bias
     each method reaches when relevance may fall by at most that much from Lambda = 1, at which Lambda and relevance,
     and which is fairer (``direction``: the bias measure's)."""
-    relevance, bias = trade["relevance"], trade["bias"]
-    curve, cost = trade["curve"], trade["equal_cost"]
+    relevance, bias = trade.relevance, trade.bias
+    curve, cost = trade.curve, trade.equal_cost
     paragraphs = []
     for system, part in cost.groupby("system", sort=False):
         line = curve[curve["system"] == system]

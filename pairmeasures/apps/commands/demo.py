@@ -26,8 +26,8 @@ def run(args: argparse.Namespace) -> int:
 
     from ... import DegenerateQueryWarning
     from ...demo import load_toy
+    from ...measures.parsing import parse_measure
     from ..console import warnings_shown
-    from ..evaluate import parse_measure
 
     toy = load_toy()
     metrics = [parse_measure(m) for m in args.measures]

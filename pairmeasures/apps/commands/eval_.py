@@ -48,9 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ...measures.parsing import parse_measures, split_measure_texts
     from ...sideinfo.runfiles import check_shared_queries, load_run_file
     from ..console import warnings_shown
-    from ..evaluate import evaluate, output, parse_measures, reads_frames, split_measure_texts
+    from ..evaluate import evaluate, output, reads_frames
 
     if args.no_summary and not args.per_query:
         raise ValueError("-n/--no_summary leaves the means out of the per-query lines: give it with -q/--by_query")

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from ...analysis.manifest import PathRecord
-    from ..audit import default_dataset
+    from ...audit.request import default_dataset
     from ..console import warnings_shown
 
     started = time.perf_counter()

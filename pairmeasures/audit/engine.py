@@ -13,7 +13,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
-from ...sideinfo.engines import ENGINES, check_engine_options
+from ..sideinfo.engines import ENGINES, check_engine_options
 
 __all__ = ["ENGINES", "compute_on", "manifest_entry"]
 
@@ -26,9 +26,9 @@ def compute_on(engine: str, address: Optional[str] = None, workers: Optional[int
     if engine == "local":
         yield None
         return
-    from ...sideinfo.engines import compute_engine
-    from ...sideinfo.raypool import RayPool
-    from ...sideinfo.raysession import check_address, require_ray
+    from ..sideinfo.engines import compute_engine
+    from ..sideinfo.raypool import RayPool
+    from ..sideinfo.raysession import check_address, require_ray
 
     require_ray()  # a missing extra is one line before any work, not after the first run
     check_address(address)  # an address where no cluster answers: one line now, not a hang once Ray is needed

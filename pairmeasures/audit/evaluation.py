@@ -1,5 +1,9 @@
 """Evaluation and significance of an audit's runs: per-query values through ir_measures (each run evaluated once),
-pt.Experiment's paired test on them, the leaderboard table, IBBR's dataset-level ΔA-PRF, and bias by cut-off."""
+pt.Experiment's paired test on them, the leaderboard table, IBBR's dataset-level ΔA-PRF, and bias by cut-off.
+
+Every function here reads runs as ir_measures frames (``query_id``, ``doc_id``, ``score`` and the side columns):
+the audit turns each PyTerrier run into one once, where it leaves PyTerrier (:func:`~pairmeasures.audit.frames.
+ir_frame`), and measures carry their objects, never strings parsed again."""
 
 from __future__ import annotations
 
@@ -7,13 +11,14 @@ import itertools
 import math
 from typing import TYPE_CHECKING
 
+from .frames import ir_frame
 from .plan import label
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["per_query", "ties_in_top", "significance", "statistics", "breakdown_cells", "leaderboard_table", "common_column",
-           "delta_a_prf", "interval_text", "cutoff_curves", "DELTA_A_PRF", "DELTA_A_PRF_INTERVAL"]
+           "delta_a_prf", "cutoff_curves", "DELTA_A_PRF", "DELTA_A_PRF_INTERVAL"]
 
 #: The leaderboard column of IBBR's dataset-level disparity (gendered datasets: gold labels male and female), signed:
 #: the male minus the female passages' pairwise accuracy (0 = balanced, closer to 0 is fairer; the paper reports its
@@ -25,13 +30,14 @@ DELTA_A_PRF_INTERVAL = "ΔA-PRF 95% CI"
 
 
 def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFrame":
-    """One row per (system, query, measure) measured (``measures``: the measure's string -> the measure), as
+    """One row per (system, query, measure) measured (``runs``: ir_measures frames, or PyTerrier frames turned into
+    them by :func:`~pairmeasures.audit.frames.ir_frame`; ``measures``: the measure's string -> the measure), as
     ``ir_measures.iter_calc`` yields them: queries a bias measure left out have no row. The measures that declare how
-    deep they read (:func:`~pairmeasures.apps.curves.reads_depth`) are evaluated on each run cut to the deepest of
-    them (:func:`~pairmeasures.apps.curves.top_rows`: the same values, from fewer rows); the others on the whole run."""
+    deep they read (:func:`~pairmeasures.audit.curves.reads_depth`) are evaluated on each run cut to the deepest of
+    them (:func:`~pairmeasures.audit.curves.top_rows`: the same values, from fewer rows); the others on the whole run."""
     import pandas as pd
 
-    from ..curves import reads_depth, top_rows
+    from .curves import reads_depth, top_rows
 
     names = {evaluated: shown for shown, evaluated in measures.items()}
     depths = [reads_depth(m) for m in measures.values()]
@@ -40,7 +46,7 @@ def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFram
     whole = [m for m, d in zip(measures.values(), depths) if d is None]
     rows = []
     for system, run in runs.items():
-        frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
+        frame = ir_frame(run, f"run of system {system!r}")  # as it is when the audit turned it into one already
         _check_ranked_once(system, frame)
         for part, chosen in ((top_rows(frame, depth), cut), (frame, whole)):
             rows += [(system, query, names[measure], value) for measure, query, value in _values(part, qrels, chosen)]
@@ -54,7 +60,7 @@ def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFram
 def _check_ranked_once(system: str, frame: "pd.DataFrame") -> None:
     """A ValueError naming the system, query and document where its run ranks a document twice for one query (every
     measure then reads the whole run, as a run file is read: :mod:`pairmeasures.sideinfo.repeats`)."""
-    from ...sideinfo.repeats import repeated_pair
+    from ..sideinfo.repeats import repeated_pair
 
     found = repeated_pair(frame["query_id"].tolist(), frame["doc_id"].tolist())
     if found is not None:
@@ -69,8 +75,8 @@ def _values(frame: "pd.DataFrame", qrels: "pd.DataFrame", measures: list):
     """``(measure, query, value)`` of ``measures`` on an ir_measures run frame, NaN values (queries left out) left out."""
     import ir_measures
 
-    from ...measures import PairMeasure
-    from ..curves import scores_by_query
+    from ..measures import PairMeasure
+    from .curves import scores_by_query
 
     if not measures:
         return
@@ -86,20 +92,23 @@ def _values(frame: "pd.DataFrame", qrels: "pd.DataFrame", measures: list):
 
 def ties_in_top(runs: dict, k: int) -> dict:
     """Per system, how many queries hold documents of equal score in their top ``k`` (or across the cut at ``k``),
-    where trec_eval's order and the system's differ: ``{"k", "queries", "with_ties"}``."""
+    where trec_eval's order and the system's differ (a :class:`~pairmeasures.audit.result.TieCount`)."""
     import numpy as np
+
+    from .result import TieCount
 
     counts = {}
     for system, run in runs.items():
-        frame = (run.sort_values(["qid", "rank"], kind="stable") if "rank" in run.columns else  # a user's transformer
-                 run.assign(_key=-run["score"]).sort_values(["qid", "_key"], kind="stable"))
-        position = frame.groupby("qid", sort=False).cumcount().to_numpy()
-        scores, queries = frame["score"].to_numpy(dtype=np.float64), frame["qid"].to_numpy()
+        run = ir_frame(run, f"run of system {system!r}")
+        frame = (run.sort_values(["query_id", "rank"], kind="stable") if "rank" in run.columns else  # a user's transformer
+                 run.assign(_key=-run["score"]).sort_values(["query_id", "_key"], kind="stable"))
+        position = frame.groupby("query_id", sort=False).cumcount().to_numpy()
+        scores, queries = frame["score"].to_numpy(dtype=np.float64), frame["query_id"].to_numpy()
         tied_next = np.zeros(len(frame), dtype=bool)
         if len(frame) > 1:
             tied_next[:-1] = (scores[1:] == scores[:-1]) & (queries[1:] == queries[:-1])
         with_ties = set(queries[tied_next & (position < k)])
-        counts[system] = {"k": int(k), "queries": int(frame["qid"].nunique()), "with_ties": len(with_ties)}
+        counts[system] = TieCount(int(k), int(frame["query_id"].nunique()), len(with_ties))
     return counts
 
 
@@ -107,7 +116,7 @@ def significance(per_query: "pd.DataFrame", baseline: str, correction: str) -> d
     """``{(system, measure): (p_value, p_corrected, reject)}``: pt.Experiment's paired t-test against the baseline
     (its p-value, uncorrected), the p-value adjusted for the correction and the corrected decision, from the per-query
     values already measured (:func:`pairmeasures.analysis.paired_tests`), over the queries every system measured."""
-    from ...analysis import paired_tests
+    from ..analysis import paired_tests
 
     tests = paired_tests(per_query, baseline, correction)
     return {(s, m): (p, c, r) for s, m, p, c, r in zip(tests["system"], tests["measure"], tests["p_value"],
@@ -146,11 +155,11 @@ def delta_a_prf(runs: dict, qrels: "pd.DataFrame", resamples: int, seed: int) ->
     the gold labels (:func:`pairmeasures.measures.delta_prf.delta_a_prf`): the signed ``value`` (male − female, the
     leaderboard's :data:`DELTA_A_PRF`), its ``absolute`` value (the paper's figure) and the bootstrap ``interval`` of
     the signed value over ``resamples`` draws of the queries; NaN values and ``"error": why`` where undefined."""
-    from ...measures import delta_a_prf as measure
+    from ..measures import delta_a_prf as measure
 
     results = {}
     for system, run in runs.items():
-        frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})
+        frame = ir_frame(run, f"run of system {system!r}")
         _check_ranked_once(system, frame)
         try:
             result = measure(frame, qrels, labels="group", missing="skip", resamples=resamples, seed=seed)
@@ -162,21 +171,13 @@ def delta_a_prf(runs: dict, qrels: "pd.DataFrame", resamples: int, seed: int) ->
     return results
 
 
-def interval_text(result: dict) -> str:
-    """``[low, high]`` of a system's ΔA-PRF interval, or what is missing."""
-    if "error" in result:
-        return "undefined"
-    low, high = result["interval"]
-    return f"[{low:+.4f}, {high:+.4f}]"
-
-
 def cutoff_curves(runs: dict, qrels: "pd.DataFrame", families: dict) -> "pd.DataFrame":
-    """Each bias family (evaluated -> shown) of each system at the cut-offs 1..50."""
-    from ..curves import cutoff_curves as curves_of
+    """Each bias family (shown family -> the family's measure object, without a cut-off) of each system at the
+    cut-offs 1..50, the ``measure`` column holding the shown family."""
+    from .curves import cutoff_curves as curves_of
 
-    curves = curves_of({n: r.rename(columns={"qid": "query_id", "docno": "doc_id"}) for n, r in runs.items()},
-                       qrels, list(families), range(1, 51))
-    curves["measure"] = curves["measure"].map(families)
+    curves = curves_of(runs, qrels, list(families.values()), range(1, 51))
+    curves["measure"] = curves["measure"].map({str(m): shown for shown, m in families.items()})
     return curves
 
 
@@ -185,7 +186,7 @@ def statistics(per_query: "pd.DataFrame", tests: dict, directions: dict, baselin
     """Each system's mean of each measure with its bootstrap interval and difference to the baseline
     (:func:`pairmeasures.analysis.summarize`, kept through ``memo(kind, parts, compute)``), with the p-value, the
     corrected p-value and the rejection of ``tests`` (:func:`significance`) and each measure's direction."""
-    from ...analysis import summarize
+    from ..analysis import summarize
 
     summary = memo("summary", [resamples, seed, topics],
                    lambda: summarize(per_query, baseline=baseline, resamples=resamples, seed=seed, topics=topics))
@@ -226,8 +227,8 @@ def breakdown_cells(per_query: "pd.DataFrame", values: dict, by: str, min_cell: 
     (:func:`pairmeasures.analysis.breakdown`), kept through ``memo``; the warnings are raised again here."""
     import warnings
 
-    from ...analysis import SmallCellWarning, breakdown
-    from ...sideinfo.memo import value_key
+    from ..analysis import SmallCellWarning, breakdown
+    from ..sideinfo.memo import value_key
 
     def cut() -> tuple:
         with warnings.catch_warnings(record=True) as caught:

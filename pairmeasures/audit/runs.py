@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ...analysis.manifest import Manifest
-    from ...datasets.profile import PolarityChoice, Profile
-    from ...pipelines.specs import SystemContext
+    from ..analysis.manifest import Manifest
+    from ..datasets.profile import PolarityChoice, Profile
+    from ..pipelines.specs import SystemContext
 
 __all__ = ["RUNS_FORMAT", "annotate", "run_systems", "cache_folder", "say_unranked_queries", "polarity_depth",
            "PolarityDepth"]
@@ -25,7 +25,7 @@ RUNS_FORMAT = 1
 
 def cache_folder() -> Path:
     """The folder of the audit's caches (``runs/``, ``evaluations/``): beside the embedding cache."""
-    from ...sideinfo.cache import default_cache_path
+    from ..sideinfo.cache import default_cache_path
 
     return default_cache_path().parent
 
@@ -37,12 +37,15 @@ def annotate(run: "pd.DataFrame", profile: "Profile", scorer=None, system: str =
     import numpy as np
     import pandas as pd
 
-    from ...sideinfo.embed import embedding_purpose
+    from ..sideinfo.embed import embedding_purpose
 
     missing = profile.corpus.missing(run["docno"])
     if missing:
         raise ValueError(f"{f'system {system!r}: ' if system else ''}the run names {len(missing)} documents that are not "
                          f"in {profile.name}, e.g. {missing[0]!r}; systems must rank this dataset's documents")
+    # The side columns a system brought are not trusted: a stage may have written another text field, its own
+    # polarity (another model, another depth) or no gold group. Every system is measured on the same side
+    # information, the dataset's text and labels and the audit's one polarity model, so they are made here again.
     run = run.drop(columns=[c for c in ("text", "group", "polarity", "query") if c in run.columns])
     queries = run["qid"].map(profile.queries)  # a hash join, not a Python loop over the rows
     run = run.assign(text=profile.texts(run["docno"]), query=queries.where(queries.notna(), "").astype(object))
@@ -70,7 +73,7 @@ class PolarityDepth(NamedTuple):
 def _read_depth(measure) -> Optional[int]:
     """How deep ``measure`` reads its side columns: its cut-off when it reads only the documents above it
     (:meth:`~pairmeasures.PairMeasure.prepare` as the base class does it), else ``None`` (every row)."""
-    from ...measures import PairMeasure
+    from ..measures import PairMeasure
 
     kind = type(measure)
     if kind.evaluate is not PairMeasure.evaluate or kind.prepare is not PairMeasure.prepare:
@@ -86,7 +89,7 @@ def polarity_depth(measures, curves: Optional[int] = None, tradeoff: Sequence[tu
     each DuoGreedy-vs-MMR trade-off, whose DuoGreedy re-ranks the base run's top k by its ``polarity`` column and
     whose bias measure reads the re-ranked top (within the base's top ``max(k, cut-off)``). ``0`` when nothing
     reads it."""
-    from ...measures import PairMeasure
+    from ..measures import PairMeasure
 
     readers = [m for m in measures if isinstance(m, PairMeasure) and "polarity" in m.run_columns()]
     reasons, depths = [], []
@@ -117,11 +120,11 @@ def run_systems(systems: dict, profile: "Profile", context: "SystemContext", pol
     gets its ``polarity`` column (NaN below, where no measure reads it), recorded in the manifest's ``embedded``."""
     import pandas as pd
 
-    from ... import __version__
-    from ...pipelines.polarity import PolarityScorer
-    from ...sideinfo.embed import folder_fingerprint
-    from ...sideinfo.memo import DiskMemo
-    from ...sideinfo.progress import progress_bar
+    from .. import __version__
+    from ..pipelines.polarity import PolarityScorer
+    from ..sideinfo.embed import folder_fingerprint
+    from ..sideinfo.memo import DiskMemo
+    from ..sideinfo.progress import progress_bar
 
     depth = depth if depth is not None else PolarityDepth(None, "every row (no depth given)")
     scorer = None
@@ -159,6 +162,7 @@ def run_systems(systems: dict, profile: "Profile", context: "SystemContext", pol
             continue
         with manifest.step(f"run {name}"):
             run = pipelines[name].transform(topics)
+            # only the ranking is kept: the side columns are the audit's, the same for every system (annotate)
             keep = [c for c in ("qid", "docno", "score", "rank") if c in run.columns]
             run = annotate(run[keep], profile, scorer, system=name)
         manifest.cached(name, False, key or "not cached: user code (module:attr)")
@@ -185,8 +189,8 @@ def say_unranked_queries(runs: dict, profile: "Profile") -> None:
     """An :class:`~pairmeasures.sideinfo.InputWarning` per system (``runs``: name -> run) without results for some
     audited queries, with the count: they count as empty rankings, which a relevance measure scores 0 and a bias
     measure leaves out (counted as excluded)."""
-    from ...sideinfo import InputWarning
-    from ...sideinfo.runfiles import examples
+    from ..sideinfo import InputWarning
+    from ..sideinfo.runfiles import examples
 
     for name, run in runs.items():
         lacking = set(profile.queries) - set(run["qid"])

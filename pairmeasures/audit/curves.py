@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, cast
 
 import numpy as np
 
+from .frames import ir_frame
+
 if TYPE_CHECKING:
     import pandas as pd
     import pyterrier as pt
@@ -20,18 +22,18 @@ if TYPE_CHECKING:
 __all__ = ["cutoff_curves", "tradeoff_curve", "equal_cost", "checked_lambdas", "scores_by_query", "reads_depth",
            "top_rows"]
 
-#: PyTerrier's column names and the ones ir_measures reads.
-_IR_NAMES = {"qid": "query_id", "docno": "doc_id", "label": "relevance"}
 
-
-def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", families: Sequence[str],
+def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", families: Sequence,
                   ks: Sequence[int] = range(1, 51)) -> "pd.DataFrame":
     """Each bias measure family at each cut-off k, per system: columns ``system, measure, k, value, n``.
 
-    ``families`` are measure strings without a cut-off (``"Duo"``, ``"rKL"``, ``"Duo(step=2)"``); each is
-    evaluated as ``FAMILY@k`` with ``degenerate='exclude'`` unless the family sets ``degenerate`` itself, so
+    ``families`` are measure strings without a cut-off (``"Duo"``, ``"rKL"``, ``"Duo(step=2)"``, each parsed once)
+    or pairmeasures measure objects (whose cut-off is replaced); each is evaluated as the family at ``cutoff=k``
+    (the object called with it, no string written and parsed again) with ``degenerate='exclude'`` unless the family
+    sets ``degenerate`` itself, so
     ``value`` is the mean over the ``n`` queries measured at that k. A cut-off at which no query could be
-    measured (e.g. ``Duo@2``: fewer than 3 documents) has no row. ``runs`` are PyTerrier result frames with
+    measured (e.g. ``Duo@2``: fewer than 3 documents) has no row; ``measure`` is the family as given (an object as
+    its string). ``runs`` are PyTerrier result frames (or ir_measures frames) with
     the side columns the measures read (``polarity``, ``group``, ``text``); one evaluator of the pairmeasures
     ir_measures provider serves every system, taking the values as arrays (no per-query ``Metric``) and each
     family's cut-offs together (:meth:`~pairmeasures.PairMeasure.evaluate_cutoffs`).
@@ -45,17 +47,18 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
     ks = _checked_ks(ks)
     if isinstance(families, str) or not families:
         raise ValueError(f"families must be a non-empty list of measure strings such as ['Duo', 'rKL'], got {families!r}")
-    grid = [(family, k, _at_cutoff(family, k)) for family in families for k in ks]
+    parsed = [(str(family), _family(family)) for family in families]
+    grid = [(name, k, _at_cutoff(family, k)) for name, family in parsed for k in ks]
     depths = [reads_depth(measure) for _, _, measure in grid]
     depth = None if None in depths else max(cast("list[int]", depths))
-    evaluator = cast("PairEvaluator", provider.evaluator([measure for _, _, measure in grid], _ir_frame(qrels, "qrels")))
+    evaluator = cast("PairEvaluator", provider.evaluator([measure for _, _, measure in grid], ir_frame(qrels, "qrels")))
     frames = []
     for system, run in progress_bar(list(_checked_runs(runs).items()), desc="bias by cut-off", unit="system"):
         with warnings.catch_warnings():  # every k of a family would warn; n counts the measured queries
             warnings.simplefilter("ignore", DegenerateQueryWarning)
             warnings.simplefilter("ignore", MissingSideInfoWarning)
             try:
-                frame = top_rows(_ir_frame(run, f"run of system {system!r}"), depth)
+                frame = top_rows(ir_frame(run, f"run of system {system!r}"), depth)
                 values = [values for _, _, values in evaluator.values(frame)]
             except ValueError as error:  # the provider's message names the measure and the column to add
                 raise ValueError(f"system {system!r}: {error}") from None
@@ -74,9 +77,10 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
 
 def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
                    methods: Mapping[str, Callable[[float], "pt.Transformer"]],
-                   lambdas: Sequence[float] = (0, .1, .25, .5, .75, .9, 1), relevance: str = "nDCG@10",
-                   bias: str = "Duo@10", seed: int = 0, resamples: int = 1000) -> "pd.DataFrame":
+                   lambdas: Sequence[float] = (0, .1, .25, .5, .75, .9, 1), relevance="nDCG@10",
+                   bias="Duo@10", seed: int = 0, resamples: int = 1000) -> "pd.DataFrame":
     """Relevance and bias of each re-ranking method at each ``Lambda``, applied to ``base_run`` (no re-retrieval).
+    ``relevance`` and ``bias``: measure strings or measure objects.
 
     Columns ``method, Lambda, relevance, bias, relevance_low, relevance_high, bias_low, bias_high, n``:
     ``relevance`` is the mean over the judged queries, ``bias`` the mean over the ``n`` queries it measured
@@ -97,13 +101,13 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
     lambdas = checked_lambdas(lambdas)
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise ValueError(f"resamples must be a positive integer (bootstrap resamples, e.g. 1000), got {resamples!r}")
-    relevance_measure = ir_measures.parse_measure(relevance)
-    bias_measure = ir_measures.parse_measure(bias)
+    relevance_measure = ir_measures.parse_measure(relevance) if isinstance(relevance, str) else relevance
+    bias_measure = ir_measures.parse_measure(bias) if isinstance(bias, str) else bias
     if not isinstance(bias_measure, PairMeasure):
         raise ValueError(f"bias={bias!r} is not a pairmeasures bias measure; name one such as 'Duo@10' or 'rKL@10'")
     if "degenerate" in bias_measure.SUPPORTED_PARAMS and "degenerate" not in bias_measure.params:
         bias_measure = bias_measure(degenerate="exclude")
-    ir_qrels = _ir_frame(qrels, "qrels")
+    ir_qrels = ir_frame(qrels, "qrels")
     query_ids = np.asarray(pd.unique(ir_qrels["query_id"].astype(str)), dtype=object)
     # relevance from {qid: {docno: score}} (what ir_measures would build from the frame row by row), bias from the frame
     relevance_evaluator = ir_measures.evaluator([relevance_measure], ir_qrels)
@@ -119,7 +123,7 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
         with warnings.catch_warnings():  # every run of the curve would warn; n counts the measured queries
             warnings.simplefilter("ignore", DegenerateQueryWarning)
             warnings.simplefilter("ignore", MissingSideInfoWarning)
-            frame = _ir_frame(reranked, f"{method}({Lambda})'s output")
+            frame = ir_frame(reranked, f"{method}({Lambda})'s output")
             run = scores_by_query(frame) if not isinstance(relevance_measure, PairMeasure) else frame
             per_query = pd.DataFrame([*relevance_evaluator.iter_calc(run), *bias_evaluator.iter_calc(frame)])
         per_query["measure"] = per_query["measure"].map(str)
@@ -229,22 +233,31 @@ def top_rows(frame: "pd.DataFrame", depth: Optional[int]) -> "pd.DataFrame":
     return frame if keep.all() else frame[keep]
 
 
-def _at_cutoff(family: str, k: int):
-    """``family@k`` parsed, with ``degenerate='exclude'`` unless the family sets it; a ValueError naming the family
-    when it is not a pairmeasures measure string without a cut-off."""
+def _family(family):
+    """A family's measure object: a string parsed once (a ValueError naming it when it is not a pairmeasures
+    measure string without a cut-off), a pairmeasures measure as it is."""
     import ir_measures
 
     from ..measures.base import PairMeasure
 
+    if isinstance(family, PairMeasure):
+        return family
     if not isinstance(family, str) or "@" in family:
         raise ValueError(f"family {family!r}: give a measure name without a cut-off, e.g. 'Duo' or 'Duo(step=2)'; "
                          "the curves add @k themselves")
     try:
-        measure = ir_measures.parse_measure(f"{family}@{k}")
+        measure = ir_measures.parse_measure(family)
     except (ValueError, NameError, TypeError, SyntaxError) as error:
         raise ValueError(f"family {family!r} does not parse as a measure ({error}); e.g. 'Duo', 'rKL', 'TExFAIR'") from None
     if not isinstance(measure, PairMeasure):
         raise ValueError(f"family {family!r} is not a pairmeasures bias measure; e.g. 'Duo', 'rKL', 'TExFAIR'")
+    return measure
+
+
+def _at_cutoff(family, k: int):
+    """The ``family`` measure at ``cutoff=k`` (the object called with it), with ``degenerate='exclude'`` unless the
+    family sets it."""
+    measure = family(cutoff=k)
     if "degenerate" in measure.SUPPORTED_PARAMS and "degenerate" not in measure.params:
         measure = measure(degenerate="exclude")
     return measure
@@ -275,18 +288,3 @@ def _checked_runs(runs: Mapping[str, "pd.DataFrame"]) -> Mapping[str, "pd.DataFr
         if not isinstance(run, pd.DataFrame):
             raise ValueError(f"the run of system {system!r} is a {type(run).__name__}, not a PyTerrier result frame")
     return runs
-
-
-def _ir_frame(frame: "pd.DataFrame", what: str) -> "pd.DataFrame":
-    """``frame`` with ir_measures' column names (``query_id, doc_id, relevance``) for PyTerrier's
-    (``qid, docno, label``); the other columns (side information) are kept."""
-    import pandas as pd
-
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"the {what} must be a DataFrame, got {type(frame).__name__}")
-    renames = {old: new for old, new in _IR_NAMES.items() if old in frame.columns and new not in frame.columns}
-    out = frame.rename(columns=renames)
-    for column in ("query_id", "doc_id"):
-        if column in out.columns and not pd.api.types.is_string_dtype(out[column]):
-            out[column] = out[column].astype(str)
-    return out

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
 if TYPE_CHECKING:
-    from ...datasets.profile import Profile
-    from ...pipelines.specs import Stage, System
+    from ..datasets.profile import Profile
+    from ..pipelines.specs import Stage, System
 
 __all__ = ["Plan", "Measures", "plan_systems", "check_run_files", "choose_measures", "default_measures", "direction",
            "label"]
@@ -47,8 +47,8 @@ def plan_systems(systems: Sequence[str], names: Optional[Sequence[str]], baselin
                  tradeoff: bool, lambdas: Sequence[float]) -> Plan:
     """The :class:`Plan`, every input checked (specs parsed, run files read, model folders present); a ValueError
     says what to fix."""
-    from ...pipelines.specs import System
-    from ..curves import checked_lambdas
+    from ..pipelines.specs import System
+    from .curves import checked_lambdas
 
     names = list(names) if names is not None else list(systems)
     if len(names) != len(systems) or len(set(names)) != len(names):
@@ -79,12 +79,12 @@ def check_run_files(plan: Plan, profile: "Profile", dataset_queries) -> None:
     of them, before ``--queries``) or none of the audited ones (``profile.queries``); an
     :class:`~pairmeasures.sideinfo.InputWarning` with counts when some of its query ids are not the dataset's (their
     results are left out). The audited queries a run has no results for are said after the runs
-    (:func:`~pairmeasures.apps.audit.runs.run_systems`)."""
+    (:func:`~pairmeasures.audit.runs.run_systems`)."""
     import warnings
 
-    from ...pipelines.stages.run_file import path_of, read
-    from ...sideinfo import InputWarning
-    from ...sideinfo.runfiles import examples
+    from ..pipelines.stages.run_file import path_of, read
+    from ..sideinfo import InputWarning
+    from ..sideinfo.runfiles import examples
 
     known = set(dataset_queries)
     for name, system in plan.systems.items():
@@ -115,13 +115,11 @@ def check_run_files(plan: Plan, profile: "Profile", dataset_queries) -> None:
 def default_measures(profile: "Profile") -> list[str]:
     """nDCG@1, nDCG@10, R@100 and Duo@10; rND/rKL/rRD@10 and the group-exposure EXP/NDKL/ARP@10 with gold labels;
     TExFAIR/NFaiRR/RaB@10 with a term list. EXPU is left out: the audit considers the labelled documents, which on
-    these benchmarks are exactly the relevant ones, so EXPU would repeat EXP. The MS MARCO gender sets take the
-    measures their papers report (:func:`~pairmeasures.datasets.msmarco_gender.audit_measures`)."""
-    from ...datasets.msmarco_gender import audit_measures
-
-    papers = audit_measures(profile.source)
+    these benchmarks are exactly the relevant ones, so EXPU would repeat EXP. A dataset whose spec names the measures
+    its papers report (the MS MARCO gender sets: :attr:`~pairmeasures.datasets.DatasetSpec.measures`) takes those."""
+    papers = profile.corpus.measures
     if papers:
-        return papers
+        return list(papers)
     measures = ["nDCG@1", "nDCG@10", "R@100", "Duo@10"]
     if profile.labels is not None:
         measures += ["rND@10", "rKL@10", "rRD@10", "EXP@10", "NDKL@10", "ARP@10"]
@@ -132,7 +130,7 @@ def default_measures(profile: "Profile") -> list[str]:
 
 def direction(measure) -> str:
     """Which way is fair (:data:`pairmeasures.measures.DIRECTIONS`), ``higher-better`` for relevance measures."""
-    from ...measures import PairMeasure
+    from ..measures import PairMeasure
 
     return measure.direction() if isinstance(measure, PairMeasure) else "higher-better"
 
@@ -159,24 +157,29 @@ class Measures:
 
     def deepest_cutoff(self, default: int = 10) -> int:
         """The deepest cut-off of the bias measures (``default`` when none has one): the depth whose ties count."""
-        from ...measures import PairMeasure
+        from ..measures import PairMeasure
 
         cutoffs = [m.param("cutoff") for m in self.shown.values() if isinstance(m, PairMeasure)
                    and "cutoff" in m.SUPPORTED_PARAMS and m.param("cutoff") is not None]
         return max(cutoffs, default=default)
 
     def bias_families(self) -> dict:
-        """evaluated family -> shown family (``Duo`` -> ``Duo``, ``Duo(step=2)`` -> ``Duo(step=2)``), of the bias
-        measures."""
-        return {str(self.shown[m]).rsplit("@", 1)[0]: m.rsplit("@", 1)[0]
-                for m, way in self.directions.items() if way != "higher-better"}
+        """shown family -> the family's measure object (the measure without its cut-off: ``Duo@10`` -> ``Duo``,
+        ``Duo(step=2)@10`` -> ``Duo(step=2)``), of the bias measures; the cut-off curves call it with each k."""
+        families = {}
+        for shown, way in self.directions.items():
+            if way != "higher-better":
+                measure = self.shown[shown]
+                families[shown.rsplit("@", 1)[0]] = type(measure)(**{k: v for k, v in measure.params.items()
+                                                                     if k != "cutoff"})
+        return families
 
 
 def choose_measures(profile: "Profile", measures: Optional[Sequence[str]]) -> Measures:
     """The audit's measures (``measures``, else :func:`default_measures`), checked against the profile."""
-    from ...measures import PairMeasure
-    from ...measures.provider import provider
-    from ..evaluate import parse_measures, split_measure_texts
+    from ..measures import PairMeasure
+    from ..measures.parsing import parse_measures, split_measure_texts
+    from ..measures.provider import provider
 
     chosen = parse_measures(split_measure_texts(measures) if measures else default_measures(profile))
     shown = {str(m): m for m in chosen}
