@@ -214,3 +214,18 @@ def test_a_record_of_another_request_is_refused_unless_replace(tmp_path, suite, 
     assert json.loads(replaced.stdout)["records_written"] == 1, replaced.stderr
     kept = list((results / "bm25" / "lab").glob("procon4.replaced-*"))
     assert sorted(p.name.split(".", 2)[-1] for p in kept) == ["json", "run.gz"]
+
+
+def test_a_changed_run_file_is_another_request(tmp_path, suite, procon_subset):
+    queries = [json.loads(line)["_id"] for line in (procon_subset / "queries.jsonl").read_text().splitlines()]
+    documents = [json.loads(line)["_id"] for line in (procon_subset / "corpus.jsonl").read_text().splitlines()]
+    run_file, results = tmp_path / "mine.trec", tmp_path / "results"
+    run_file.write_text("".join(f"{q} Q0 {d} {r} {10.0 - r} mine\n" for q in queries for r, d in enumerate(documents[:3], 1)))
+    spec = f"run:{run_file}"
+    first = pairmeasures("benchmark", "run", suite, "--systems", spec, "--results", results, "--json")
+    assert json.loads(first.stdout)["records_written"] == 1, first.stderr
+    again = pairmeasures("benchmark", "run", suite, "--systems", spec, "--results", results, "--json")
+    assert json.loads(again.stdout) == {"records_written": 0, "records_skipped": 1, "tasks_skipped": []}
+    run_file.write_text(run_file.read_text().replace(" 9.0 ", " 9.25 "))  # the same spec, another run
+    changed = pairmeasures("benchmark", "run", suite, "--systems", spec, "--results", results, "--json")
+    assert changed.returncode == 2 and "identity" in changed.stderr and "--replace" in changed.stderr

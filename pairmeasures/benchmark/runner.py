@@ -134,6 +134,7 @@ def run(suite: "str | os.PathLike | Suite", systems: "Mapping[str, Any] | Sequen
     (the module docstring). ``data``: the mirror folder of the datasets (default ``$PAIRMEASURES_DATA``);
     ``engine``: ``local`` or ``ray`` (the model work through the Ray pool); ``replace``: make again a record made
     from another request (the earlier one kept); ``report``: where the progress lines go (default: stderr)."""
+    from ..pipelines.specs import System
     from .suites import task_pins
     from .taskrun import data_advice, request
 
@@ -156,7 +157,8 @@ def run(suite: "str | os.PathLike | Suite", systems: "Mapping[str, Any] | Sequen
         pins = here.pins()
         todo = []
         for name, (spec, system) in parsed.items():
-            asked = request(chosen_suite, task, name, spec, "system", pins)
+            identity = system.identity() if isinstance(system, System) else None
+            asked = request(chosen_suite, task, name, spec, "system", pins, identity)
             target = record_path(results, name, task.id)
             done, why = finished(target, asked)
             if done:

@@ -35,12 +35,15 @@ VERSIONED = ("ir_measures", "pytrec_eval", "numpy", "pandas", "scipy", "pyterrie
              "sentence_transformers", "torch", "transformers", "ir_datasets")
 
 
-def request(suite: "Suite", task: "Task", system: str, spec: Optional[str], kind: str, pins: dict) -> dict:
+def request(suite: "Suite", task: "Task", system: str, spec: Optional[str], kind: str, pins: dict,
+            identity: Optional[str] = None) -> dict:
     """What a record of ``system`` on ``task`` is made from (its ``request``): JSON-able, compared as a whole to
     decide whether a finished record still holds. ``spec``: the canonical system spec (None for a transformer given
-    from Python or a submitted run file); ``pins``: those of the data here (:meth:`TaskPins.pins`)."""
+    from Python or a submitted run file); ``identity``: the spec with the content of what its stages read
+    (``System.identity()``: a ``run:`` file by its sha256, a model folder by a fingerprint; a changed file makes
+    another request); ``pins``: those of the data here (:meth:`TaskPins.pins`)."""
     return {"suite": suite.name, "version": suite.version, "task": task.id, "system": system, "kind": kind,
-            "spec": spec, "dataset": task.dataset if not task.folder else os.fspath(task.dataset),
+            "spec": spec, "identity": identity, "dataset": task.dataset if not task.folder else os.fspath(task.dataset),
             "folder": task.folder, "ir_datasets": list(task.ir_datasets), "text": task.text, "measures": list(task.measures), "depth": task.depth,
             "pins": pins}
 
