@@ -1,15 +1,16 @@
 """``pairmeasures benchmark``: benchmark suites (``suites``: list them, or ``--describe`` one with whether its data
-is here). A suite is a built-in name (``pair-bias-v1``) or a TOML file (docs/leaderboard.md)."""
+is here), running systems across one (``run``) and submitting run files (``submit``: both in :mod:`.benchmark_run`). A suite is a built-in name (``pair-bias-v1``) or a TOML file (docs/leaderboard.md)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-HELP = "benchmark suites of bias and relevance across datasets: list or describe them"
+HELP = "benchmark suites of bias and relevance: list them, run systems across one, submit run files"
 DESCRIPTION = ("Benchmark suites: named, versioned TOML files of tasks (a dataset with the sha256 of its files, the "
                "measures, the depth, the baseline). 'benchmark suites' lists the built-in suites and any TOML files "
-               "named; 'benchmark suites --describe NAME_OR_FILE' shows one, and whether its data is here. "
+               "named; 'benchmark suites --describe NAME_OR_FILE' shows one, and whether its data is here; 'benchmark run' runs "
+               "systems across a suite into a results folder, 'benchmark submit' adds run files to one. "
                "docs/leaderboard.md describes the format.")
 
 #: Each step by name: (help line, description, its add_arguments, its run); a step is one entry here.
@@ -132,3 +133,13 @@ def describe_text(described: dict) -> str:
 
 
 STEPS["suites"] = ("list the benchmark suites, or describe one (--describe)", DESCRIPTION, _suites_arguments, _suites)
+
+
+def _more_steps() -> None:
+    from .benchmark_run import RUN, SUBMIT
+
+    STEPS["run"] = RUN
+    STEPS["submit"] = SUBMIT
+
+
+_more_steps()

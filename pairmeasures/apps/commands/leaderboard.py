@@ -1,12 +1,12 @@
-"""``pairmeasures leaderboard build DIR... --out SITE``: the static leaderboard site of one or more results folders
-(docs/leaderboard.md)."""
+"""``pairmeasures leaderboard build DIR... --out SITE``: the static leaderboard site of one or more results folders;
+``pairmeasures leaderboard verify DIR...``: every record recomputed from its stored run (docs/leaderboard.md)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-HELP = "build the static leaderboard site of benchmark results folders"
+HELP = "build the static leaderboard site of benchmark results folders, or verify their records"
 DESCRIPTION = ("Build a static site (no server, no CDN) from the records of one or more results folders: an overview "
                "of systems × tasks with relevance and bias side by side, mean ranks, significance against the "
                "suite's baseline, one page per task with relevance-against-bias scatters and each record's "
@@ -28,9 +28,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     build.add_argument("--force", action="store_true", help="replace an earlier site at --out")
     build.add_argument("--json", action="store_true", help="print what was built as JSON")
     build.set_defaults(extra=EXTRA, needs=("scipy",))
+    verify = steps.add_parser(
+        "verify", help="recompute every record from its stored run and report any drift",
+        description="Recompute every record of the results folders DIR... from the run stored beside it (its task "
+                    "rebuilt from the record's request: dataset, text field, measures, depth; the data here checked "
+                    "against the record's pins) and print one line per value that differs from the stored one (a "
+                    "mean, an n, a per-query value; beyond 1e-9 of its size). Exit status 0 when every record "
+                    "recomputes to its values, 1 on any drift or any record that cannot be verified (damaged, its run "
+                    "missing, its data not here or other data): each named in one line.")
+    verify.add_argument("dirs", nargs="+", metavar="DIR", help="results folders (benchmark run / submit --results)")
+    verify.add_argument("--data", metavar="DIR", default=None,
+                        help="a mirror folder of the datasets laid out like shared/data (default: $PAIRMEASURES_DATA)")
+    verify.add_argument("--json", action="store_true",
+                        help='print {"checked", "same", "drift": [lines], "unverified": [{"file", "why"}]}')
+    verify.set_defaults(extra=EXTRA, needs=("pyterrier",))
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.step == "verify":
+        return _verify(args)
     from ...leaderboard import build
     from ..console import say
 
@@ -45,3 +61,22 @@ def run(args: argparse.Namespace) -> int:
     for path, reason in built.left_out:
         say("leaderboard build", f"left out {path}: {reason}")
     return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from ...benchmark.verification import verify
+    from ...measures.base import DegenerateQueryWarning
+    from ..console import say, warnings_shown
+
+    with warnings_shown("leaderboard verify", ("once", Warning), ("ignore", DegenerateQueryWarning)):
+        found = verify(args.dirs, data=args.data, report=lambda line: say("leaderboard verify", line))
+    if args.json:
+        print(json.dumps(found.as_json(), indent=2))
+    else:
+        for line in found.drift:
+            print(f"drift: {line}")
+        for path, why in found.unverified:
+            print(f"not verified: {path}: {why}")
+        print(f"{found.checked} records recomputed: {found.same} the same, {found.checked - found.same} drifted; "
+              f"{len(found.unverified)} not verified")
+    return 0 if found.ok else 1
