@@ -7,9 +7,9 @@ torch and sentence-transformers are imported only when a model is first needed.
 
 Batches: texts are embedded longest first, in batches padded to the batch's longest text (sentence-transformers pads
 to the longest of a batch), 64 texts a batch on the CPU and 256 on a CUDA device unless ``batch_size`` says. With the
-``torch`` backend, on the CPU and on CUDA alike, a thread tokenizes the next batches with the model's Rust tokenizer
-(:mod:`.batchtokens`; the model's own ``tokenize`` where it has no fast one) ahead of the forward pass
-(:func:`encode_pipelined`), and vectors are stored in the cache by a writer thread meanwhile. On CUDA,
+``torch`` backend, batches are tokenized by the model's Rust tokenizer (:mod:`.batchtokens`; the model's own
+``tokenize`` where it has no fast one), on CUDA in a thread ahead of the forward pass (:func:`encode_pipelined`; on
+the CPU in line, where a thread would only compete with the forward pass's threads), and vectors are stored in the cache by a writer thread meanwhile. On CUDA,
 ``precision="auto"`` measures fp16 against fp32 on a sample of the job's batch shapes, each warmed up first, then timed
 over several rounds (:func:`~pairmeasures.sideinfo.encoding.choose_precision`): fp16 is used only when its median round
 is faster and its vectors agree with fp32's to a cosine of at least 0.9999, else fp32 (``Embedder.precision_used``
@@ -384,7 +384,7 @@ class Embedder:
         out: dict = {}
         pending: list = []
         with ExitStack() as stack:
-            encoded = encode_pipelined(model, batches, half=half, tokenize=tokenize) if tokenize is not None else \
+            encoded = encode_pipelined(model, batches, half=half, tokenize=tokenize, ahead=4 if gpu else 0) if tokenize is not None else \
                 (model.encode(batch, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=False,
                               show_progress_bar=False) for batch in batches)
             writer = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="cache-writer"))

@@ -47,7 +47,7 @@ def length_batches(texts: Sequence[str], size: int) -> list:
 def encode_pipelined(model, batches: Sequence[Sequence[str]], half: bool = False, ahead: int = 4,
                      tokenize: Optional[Callable[[Sequence[str]], dict]] = None) -> Iterator[np.ndarray]:
     """The vectors of each batch of texts, in order: a thread tokenizes up to ``ahead`` batches ahead of the forward
-    pass, which runs on the model's device, in fp16 autocast with ``half``. ``tokenize``: default the model's
+    pass (``ahead=0``: each batch just before its forward pass, in this thread), which runs on the model's device, in fp16 autocast with ``half``. ``tokenize``: default the model's
     :func:`~pairmeasures.sideinfo.batchtokens.batch_tokenizer` (the Rust tokenizer, whose ``encode_batch`` releases
     the interpreter lock and runs on its own threads, so one Python thread keeps ahead). What sentence-transformers'
     ``encode`` computes for the same batches."""
@@ -57,6 +57,10 @@ def encode_pipelined(model, batches: Sequence[Sequence[str]], half: bool = False
 
     if tokenize is None:
         tokenize = batch_tokenizer(model)[0]
+    if ahead < 1:  # in line: on the CPU a tokenizing thread only competes with the forward pass's threads
+        for batch in batches:
+            yield forward(model, tokenize(list(batch)), half)
+        return
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenize") as pool:
         queued: list = [pool.submit(tokenize, list(batch)) for batch in batches[:ahead]]
         try:
