@@ -52,9 +52,12 @@ def embed_cli(*args: str, cache: Path, code: str = WITHOUT_RAY, timeout: float =
 
 def test_local_engine_fills_the_cache_and_the_index_without_ray(tmp_path, embedder, data_mirror):
     corpus = small_corpus(tmp_path / "corpus", 120, data_mirror)
-    first = embed_cli(str(corpus), "--json", cache=tmp_path / "cache", TQDM_DELAY="0")
+    first = embed_cli(str(corpus), "--json", cache=tmp_path / "cache", TQDM_DELAY="0", TQDM_MININTERVAL="0")
     assert first.returncode == 0, first.stderr
     assert "embedding: 100%" in first.stderr  # progress as lines when stderr is not a terminal (a log file)
+    # the bar moves with every batch the model embeds (64 texts on the CPU), not once the whole chunk is done
+    lines = [line for line in first.stderr.splitlines() if line.startswith("embedding:")]
+    assert any(" 64/120 " in line for line in lines), lines
     report = json.loads(first.stdout)
     assert set(report) == {"texts", "embedded", "cached", "engine", "workers", "seconds"}
     assert (report["texts"], report["embedded"], report["cached"], report["engine"]) == (120, 120, 0, "local")

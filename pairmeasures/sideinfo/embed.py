@@ -33,7 +33,7 @@ import threading
 import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Iterator, Optional, Sequence, Union
+from typing import Callable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -155,6 +155,8 @@ class Embedder:
         self.batch_size = batch_size or BATCH_SIZES["cpu"]  # the device's once the model is loaded
         self.precision = precision
         self.precision_used: Optional[tuple] = None  # (precision, why) on CUDA, once a batch was embedded
+        #: Called with the number of texts of each batch the model embeds (e.g. a progress bar's ``update``).
+        self.on_batch: Optional[Callable[[int], object]] = None
         self.tokenizer_used: Optional[str] = None  # "rust" or "model" (batchtokens.batch_tokenizer), once computed
         self.device = device
         self.progress = progress
@@ -402,6 +404,8 @@ class Embedder:
                     out.update(pending)
                     pending = []
                 bar.update(len(batch))
+                if self.on_batch is not None:
+                    self.on_batch(len(batch))
             for write in writes:
                 write.result()  # a failed write is this call's error
         return out
