@@ -67,7 +67,8 @@ def _rust_batch(tokenizer, names: tuple, texts: Sequence[str]) -> dict:
 
 
 def _model_batch(model, texts: Sequence[str]) -> dict:
-    features = model.tokenize(list(texts))
+    prepare = getattr(model, "preprocess", None) or model.tokenize  # sentence-transformers 6 renamed tokenize
+    features = prepare(list(texts))
     return {name: value.numpy() if hasattr(value, "numpy") else value for name, value in features.items()}
 
 
