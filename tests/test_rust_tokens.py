@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pairmeasures.sideinfo.batchtokens import batch_tokenizer, rust_tokenizer
+from pairmeasures.sideinfo.batchtokens import BUILT_ATTRIBUTE, batch_tokenizer, rust_tokenizer
 from pairmeasures.sideinfo.embed import Embedder
 from pairmeasures.sideinfo.encoding import (
     FP16_MIN_COSINE,
@@ -88,13 +88,23 @@ def test_the_embedder_uses_the_rust_path_and_agrees_with_encode():
 def test_a_model_without_a_fast_tokenizer_falls_back_to_its_own_tokenize(model, monkeypatch):
     tokenizer = model[0].tokenizer
     monkeypatch.setattr(type(tokenizer), "is_fast", property(lambda self: False))
-    assert rust_tokenizer(model) is None
-    tokenize, how = batch_tokenizer(model)
-    assert how == "model"
-    _, ours, theirs = (None, *[np.concatenate(x).astype(np.float64) for x in (
-        list(encode_pipelined(model, [ODD[2:5]], tokenize=tokenize)),
-        [model.encode(ODD[2:5], convert_to_numpy=True, show_progress_bar=False)])])
-    assert cosines(ours, theirs).min() >= 0.9999
+    model.__dict__.pop(BUILT_ATTRIBUTE, None)  # built once per model: built again here, without the fast tokenizer
+    try:
+        assert rust_tokenizer(model) is None
+        tokenize, how = batch_tokenizer(model)
+        assert how == "model"
+        ours = np.concatenate(list(encode_pipelined(model, [ODD[2:5]], tokenize=tokenize))).astype(np.float64)
+        theirs = model.encode(ODD[2:5], convert_to_numpy=True, show_progress_bar=False).astype(np.float64)
+        assert cosines(ours, theirs).min() >= 0.9999
+    finally:
+        model.__dict__.pop(BUILT_ATTRIBUTE, None)  # the other tests' model has its fast tokenizer again
+    monkeypatch.undo()
+    assert batch_tokenizer(model)[1] == "rust"
+
+
+def test_the_rust_tokenizer_is_built_once_per_model(model):
+    assert batch_tokenizer(model) is batch_tokenizer(model)
+    assert batch_tokenizer(model, fast=False)[1] == "model"
 
 
 def test_precision_follows_the_measurement():

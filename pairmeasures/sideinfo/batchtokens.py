@@ -18,8 +18,11 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["batch_tokenizer", "rust_tokenizer", "as_tensors"]
+__all__ = ["batch_tokenizer", "rust_tokenizer", "as_tensors", "BUILT_ATTRIBUTE"]
 
+#: The attribute of a loaded model that keeps :func:`batch_tokenizer`'s answer (built once per model: copying the Rust
+#: tokenizer serialises its vocabulary).
+BUILT_ATTRIBUTE = "_pairmeasures_batch_tokenizer"
 #: The features the Rust path builds, by the name the model's tokenizer gives them.
 _FEATURES = ("input_ids", "token_type_ids", "attention_mask")
 
@@ -75,8 +78,21 @@ def _model_batch(model, texts: Sequence[str]) -> dict:
 def batch_tokenizer(model, fast: bool = True) -> tuple[Callable[[Sequence[str]], dict], str]:
     """``(tokenize, how)``: ``tokenize(texts)`` is the model's input features of a batch as NumPy arrays (other
     entries, such as sentence-transformers' ``modality``, as the model gives them); ``how`` is ``"rust"`` or
-    ``"model"`` (the fallback; also with ``fast=False``)."""
-    found: Optional[tuple] = rust_tokenizer(model) if fast else None
+    ``"model"`` (the fallback; also with ``fast=False``). Built once per loaded model."""
+    if not fast:
+        return (lambda texts: _model_batch(model, texts)), "model"
+    built = getattr(model, BUILT_ATTRIBUTE, None)
+    if built is None:
+        built = _build(model)
+        try:
+            setattr(model, BUILT_ATTRIBUTE, built)
+        except AttributeError:  # a model that takes no attributes: built again next time
+            pass
+    return built
+
+
+def _build(model) -> tuple:
+    found: Optional[tuple] = rust_tokenizer(model)
     if found is None:
         return (lambda texts: _model_batch(model, texts)), "model"
     tokenizer, names = found
