@@ -6,6 +6,7 @@ functions."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Callable, Iterator, Optional, Sequence
 
@@ -32,7 +33,8 @@ def forward(model, features: dict, half: bool) -> np.ndarray:
     device = model.device
     features = {name: value.to(device, non_blocking=True) if hasattr(value, "to") else value
                 for name, value in as_tensors(features).items()}
-    with torch.inference_mode(), torch.autocast(device.type, dtype=torch.float16, enabled=half):
+    autocast = torch.autocast(device.type, dtype=torch.float16) if half else contextlib.nullcontext()
+    with torch.inference_mode(), autocast:  # no autocast context at all in fp32: on the CPU it only costs
         vectors = model(features)["sentence_embedding"]
     return vectors.float().cpu().numpy()
 
