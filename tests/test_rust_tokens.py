@@ -125,3 +125,18 @@ def test_the_precision_sample_spans_the_batch_shapes():
     sample = sample_batches(batches, 6)
     assert len(sample) == 6 and sample[0] == batches[0] and sample[-1] == batches[-1]
     assert sample_batches(batches[:3]) == batches[:3]
+
+
+def test_the_manifest_records_the_precision_chosen_with_its_measurement(monkeypatch):
+    from pairmeasures.analysis.manifest import Manifest
+    from pairmeasures.sideinfo import embedded
+    from pairmeasures.sideinfo.embedded import precisions_chosen, record_precision
+
+    monkeypatch.setattr(embedded, "_PRECISIONS", {})  # this process's record, as it was after the test
+    assert "embedding_precision" not in Manifest().as_dict()  # nothing ran on a GPU: no entry
+
+    chosen, why, measured = decide_precision("auto", 0.99999, [0.02, 0.02, 0.02], [0.01, 0.01, 0.01])
+    record_precision("all-MiniLM-L6-v2", "cuda:0", {"precision": chosen, "why": why, **measured})
+    record = Manifest().as_dict()["embedding_precision"]["all-MiniLM-L6-v2 on cuda:0"]
+    assert record["precision"] == "fp16" and record["fp16_median_s"] == 0.01 and record["fp32_s"] == [0.02] * 3
+    assert precisions_chosen()["all-MiniLM-L6-v2 on cuda:0"] == record
