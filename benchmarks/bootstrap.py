@@ -11,6 +11,8 @@ Usage: python benchmarks/bootstrap.py
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 from _common import best_of, save
 
@@ -32,6 +34,7 @@ def loop(values: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     from scipy import stats
 
     rng = np.random.default_rng(0)

@@ -11,6 +11,7 @@ Usage: python benchmarks/duo_bounds.py
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import time
 
@@ -37,6 +38,7 @@ def per_call(function, calls: int) -> float:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     rng = np.random.default_rng(0)
     results = {}
     for step in (1, 2):

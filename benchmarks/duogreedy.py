@@ -14,6 +14,8 @@ Usage: python benchmarks/duogreedy.py
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 from _common import best_of, save
 
@@ -43,6 +45,7 @@ def mmr(scores: np.ndarray, vectors: np.ndarray, k: int, Lambda: float) -> np.nd
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     import pandas as pd
     import pyterrier_dr
 

@@ -7,13 +7,21 @@ loaded beforehand; ``encode`` with its default batch size 32 and the same model 
 alike; the smallest CPU time (``time.process_time``: every thread of the process) of each counts. The vectors of
 both are compared (cosine). Writes results/embedding_speed.json.
 
-Usage: python benchmarks/embedding_speed.py [--data DIR] [--short 600] [--long 200] [--rounds 3]
+With ``--base DIR`` (another checkout of pairmeasures, e.g. the main branch) it measures instead that checkout's
+Embedder against this one's, side by side: each round starts one process per checkout (alternating which goes first,
+``PYTHONPATH`` pointing at it), each embeds both sets once with its model loaded beforehand, and the smallest CPU time
+of each side counts. Writes results/embedding_speed_vs_base.json.
+
+Usage: python benchmarks/embedding_speed.py [--data DIR] [--short 600] [--long 200] [--rounds 3] [--base DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -44,7 +52,13 @@ def main() -> None:
     parser.add_argument("--short", type=int, default=600)
     parser.add_argument("--long", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--base", help="another pairmeasures checkout: its Embedder against this one's, side by side")
+    parser.add_argument("--one-side", action="store_true", help=argparse.SUPPRESS)  # a process of --base
     args = parser.parse_args()
+    if args.base:
+        return against_base(args)
+    if args.one_side:
+        return one_side(args)
 
     import torch
 
@@ -83,6 +97,51 @@ def main() -> None:
             "cosine_min": round(float(cosine.min()), 6)}
     print(json.dumps(results, indent=1))
     print("saved", save("embedding_speed", results))
+
+
+def one_side(args) -> None:
+    """One process of ``--base``: the Embedder of the checkout on PYTHONPATH embeds both sets once; prints its CPU
+    seconds as a JSON line."""
+    from pairmeasures.sideinfo.embed import Embedder
+
+    data = Path(args.data)
+    sets = {"short": short_texts(data, args.short), "msmarco_length": passages(data, args.long)}
+    embedder = Embedder(cache=False, progress=False, device="cpu")
+    embedder.load()
+    embedder.embed(["warm up"])
+    found = {}
+    for name, texts in sets.items():
+        start = time.process_time()
+        embedder.embed(texts)
+        found[name] = {"texts": len(texts), "cpu_s": time.process_time() - start}
+    print(json.dumps({"sets": found, "tokenizer": getattr(embedder, "tokenizer_used", None) or "model (encode)"}))
+
+
+def against_base(args) -> None:
+    here = str(Path(__file__).resolve().parent.parent)
+    sides = {"base": str(Path(args.base).resolve()), "this": here}
+    best: dict = {}
+    how: dict = {}
+    for number in range(args.rounds):
+        for side in ("base", "this") if number % 2 == 0 else ("this", "base"):
+            environment = {**os.environ, "PYTHONPATH": sides[side]}
+            command = [sys.executable, __file__, "--one-side", "--data", args.data, "--short", str(args.short),
+                       "--long", str(args.long)]
+            out = subprocess.run(command, env=environment, capture_output=True, text=True, check=True)
+            found = json.loads(out.stdout.strip().splitlines()[-1])
+            how[side] = found["tokenizer"]
+            for name, measured in found["sets"].items():
+                best[side, name] = min(best.get((side, name), float("inf")), measured["cpu_s"])
+                best["texts", name] = measured["texts"]
+        print(f"round {number + 1}: " + ", ".join(f"{side} {name} {best[side, name]:.2f}"
+                                                  for side in sides for name in ("short", "msmarco_length")), flush=True)
+    results: dict = {"rounds": args.rounds, "base": sides["base"], "this": sides["this"], "tokenizer": how, "sets": {}}
+    for name in ("short", "msmarco_length"):
+        results["sets"][name] = {"texts": best["texts", name], "base_cpu_s": round(best["base", name], 3),
+                                 "this_cpu_s": round(best["this", name], 3),
+                                 "cpu_ratio_this_to_base": round(best["this", name] / best["base", name], 3)}
+    print(json.dumps(results, indent=1))
+    print("saved", save("embedding_speed_vs_base", results))
 
 
 if __name__ == "__main__":

@@ -265,6 +265,8 @@ def main() -> None:
     parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.data:  # the stage processes are started without --data: they read it from the environment
+        os.environ["PAIRMEASURES_DATA"] = str(Path(args.data).resolve())
     if args.stage:
         (args.work / f"{args.stage}.json").write_text(json.dumps(stage(args.stage, args.folder, args.work, args.audit_depth)))
         return

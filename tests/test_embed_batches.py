@@ -24,7 +24,7 @@ def test_the_pipelined_encoder_computes_what_encode_does(embedder):
     assert embedder.batch_size == BATCH_SIZES["cpu"]
     order = sorted(range(len(TEXTS)), key=lambda i: -len(TEXTS[i]))
     batches = [[TEXTS[i] for i in order[start:start + 16]] for start in range(0, len(order), 16)]
-    found = np.concatenate(list(encode_pipelined(model, batches, workers=3, ahead=2)))
+    found = np.concatenate(list(encode_pipelined(model, batches, ahead=2)))
     expected = np.concatenate([model.encode(batch, convert_to_numpy=True, show_progress_bar=False) for batch in batches])
     assert found.shape == expected.shape == (len(TEXTS), 384) and found.dtype == np.float32
     assert np.allclose(found, expected, atol=1e-5)
@@ -40,7 +40,7 @@ def test_the_embedder_sorts_by_length_and_agrees_with_encode(embedder):
 
 
 def test_precision_and_batch_size_are_checked():
-    assert choose_precision(None, [], "fp32") == ("fp32", "asked for")
+    assert choose_precision(None, [], "fp32") == ("fp32", "asked for", {})
     assert Embedder(batch_size=8, cache=False).batch_size == 8
     with pytest.raises(ValueError, match="precision must be one of auto, fp32, fp16"):
         Embedder(precision="bf16")

@@ -7,9 +7,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pytest
+from conftest import NEEDS_DATA
 
 from pairmeasures._owned import MARKER
 from pairmeasures.sideinfo.cache import EmbeddingCache, text_key
@@ -22,9 +24,13 @@ WITHOUT_RAY = ("import sys\nfrom pairmeasures.apps.cli import main\ncode = main(
                "assert 'ray' not in sys.modules, 'the local engine imported ray'\nsys.exit(code)")
 
 
-def small_corpus(folder: Path, count: int) -> Path:
-    """A BEIR folder of the first ``count`` PERSPECTRUM perspectives (one duplicate text added) and two claims."""
-    data = Path(os.environ["PAIRMEASURES_DATA"])
+def small_corpus(folder: Path, count: int, data: Optional[Path] = None) -> Path:
+    """A BEIR folder of the first ``count`` PERSPECTRUM perspectives (one duplicate text added) and two claims, from
+    ``data`` (default: PAIRMEASURES_DATA; the test is skipped, with its reason, where there is no data)."""
+    if data is None:
+        if not os.environ.get("PAIRMEASURES_DATA"):
+            pytest.skip(NEEDS_DATA)
+        data = Path(os.environ["PAIRMEASURES_DATA"])
     docs = [json.loads(line) for line in (data / "perspectrum" / "corpus.jsonl").read_text().splitlines()[:count]]
     docs.append({**docs[0], "_id": "duplicate-of-first"})
     folder.mkdir(parents=True, exist_ok=True)
@@ -45,11 +51,14 @@ def embed_cli(*args: str, cache: Path, code: str = WITHOUT_RAY, timeout: float =
                           text=True, timeout=timeout)
 
 
-def test_local_engine_fills_the_cache_and_the_index_without_ray(tmp_path, embedder):
-    corpus = small_corpus(tmp_path / "corpus", 120)
-    first = embed_cli(str(corpus), "--json", cache=tmp_path / "cache", TQDM_DELAY="0")
+def test_local_engine_fills_the_cache_and_the_index_without_ray(tmp_path, embedder, data_mirror):
+    corpus = small_corpus(tmp_path / "corpus", 120, data_mirror)
+    first = embed_cli(str(corpus), "--json", cache=tmp_path / "cache", TQDM_DELAY="0", TQDM_MININTERVAL="0")
     assert first.returncode == 0, first.stderr
     assert "embedding: 100%" in first.stderr  # progress as lines when stderr is not a terminal (a log file)
+    # the bar moves with every batch the model embeds (64 texts on the CPU), not once the whole chunk is done
+    lines = [line for line in first.stderr.splitlines() if line.startswith("embedding:")]
+    assert any(" 64/120 " in line for line in lines), lines
     report = json.loads(first.stdout)
     assert set(report) == {"texts", "embedded", "cached", "engine", "workers", "seconds"}
     assert (report["texts"], report["embedded"], report["cached"], report["engine"]) == (120, 120, 0, "local")

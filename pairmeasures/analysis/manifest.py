@@ -99,6 +99,14 @@ def embedding_seconds() -> float:
     return Embedder.total_embed_seconds
 
 
+def precisions_chosen() -> dict:
+    """The embedding precisions chosen on GPUs in this process, with their measurements
+    (:func:`pairmeasures.sideinfo.embedded.precisions_chosen`)."""
+    from ..sideinfo.embedded import precisions_chosen as chosen
+
+    return chosen()
+
+
 def embedded_counts() -> dict:
     """Texts embedded in this process by purpose (:func:`pairmeasures.sideinfo.embed.embedded_counts`)."""
     from ..sideinfo.embed import embedded_counts as counts
@@ -182,4 +190,5 @@ class Manifest:
     def as_dict(self) -> dict:
         return {"command": self.command, "cwd": self.paths(Path.cwd()), "paths": self.paths.describe(),
                 "versions": versions(), **self.record,
-                "timings_s": self.timings_s(), "cache": self.cache, "embedded": self.embedded()}
+                "timings_s": self.timings_s(), "cache": self.cache, "embedded": self.embedded(),
+                **({"embedding_precision": chosen} if (chosen := precisions_chosen()) else {})}

@@ -95,10 +95,12 @@ def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", 
         if engine == "local":
             count = 1
             with progress_bar(total=len(todo_texts), desc="embedding", unit="text") as bar:  # lines in a log too
+                embedder.on_batch = bar.update  # moved on every batch the model embeds, not once a chunk
                 for begin in range(0, len(todo_texts), CHUNK):
                     chunk = todo_texts[begin:begin + CHUNK]
-                    embedder.embeddistinct_texts(chunk)
-                    bar.update(len(chunk))
+                    shown = bar.n
+                    embedder.embed_distinct(chunk)
+                    bar.update(len(chunk) - (bar.n - shown))  # texts of the chunk the model did not embed
             embedded = embedder.computed
         else:
             count, embedded = _embed_on_ray(embedder, store, todo_keys, todo_texts, address=address,

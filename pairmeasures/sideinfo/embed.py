@@ -6,14 +6,16 @@ be reached (no internet) fails with an error that says so and names the offline 
 torch and sentence-transformers are imported only when a model is first needed.
 
 Batches: texts are embedded longest first, in batches padded to the batch's longest text (sentence-transformers pads
-to the longest of a batch), 64 texts a batch on the CPU and 256 on a CUDA device unless ``batch_size`` says. On CUDA,
-tokenizing runs in threads ahead of the forward pass (:func:`encode_pipelined`) and vectors are stored in the cache by
-a writer thread meanwhile (an H200 is still kept waiting: ``pairmeasures embed --engine ray`` feeds it faster), and
-``precision="auto"`` measures fp16 against fp32 on the first batch: fp16 is used only when it is faster there and its
-vectors agree with fp32's to a cosine of at least 0.9999, else fp32 (``Embedder.precision_used`` says
-which, and why). On the CPU the model's own ``encode`` runs (as fast as calling sentence-transformers directly:
-``benchmarks/embedding_speed.py``). The cache key does not name the device or precision: vectors computed on another
-device agree to that cosine.
+to the longest of a batch), 64 texts a batch on the CPU and 256 on a CUDA device unless ``batch_size`` says. With the
+``torch`` backend, batches are tokenized by the model's Rust tokenizer (:mod:`.batchtokens`; the model's own
+``tokenize`` where it has no fast one), on CUDA in a thread ahead of the forward pass (:func:`encode_pipelined`; on
+the CPU in line, where a thread would only compete with the forward pass's threads), and vectors are stored in the cache by a writer thread meanwhile. On CUDA,
+``precision="auto"`` measures fp16 against fp32 on a sample of the job's batch shapes, each warmed up first, then timed
+over several rounds (:func:`~pairmeasures.sideinfo.encoding.choose_precision`): fp16 is used only when its median round
+is faster and its vectors agree with fp32's to a cosine of at least 0.9999, else fp32 (``Embedder.precision_used``
+says which, and why; the manifest of an audit records it with the timings). The vectors equal sentence-transformers'
+``encode``'s to that cosine (``tests/test_rust_tokens.py``). The cache key does not name the device or precision:
+vectors computed on another device agree to that cosine.
 
 Backends (``backend=``): ``"torch"`` (float32, the default), ``"torch-int8"`` (torch's dynamic int8
 quantisation of the linear layers, CPU only) and ``"onnx-int8"`` (ONNX Runtime on a dynamically
@@ -30,13 +32,14 @@ import threading
 import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Iterator, Optional, Sequence, Union
+from typing import Callable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
 from .._owned import put_in_place, scratch_folder
+from .batchtokens import batch_tokenizer
 from .cache import EmbeddingCache, default_cache_path, text_key
-from .embedded import count_embedded, embedded_counts, embedding_purpose
+from .embedded import count_embedded, embedded_counts, embedding_purpose, record_precision
 from .encoding import BATCH_SIZES, PRECISIONS, choose_precision, encode_pipelined, length_batches
 from .engines import current_engine
 from .int8 import EmbeddingModelError, export_onnx, quantize_torch, require_onnx, run_on_onnx
@@ -152,6 +155,9 @@ class Embedder:
         self.batch_size = batch_size or BATCH_SIZES["cpu"]  # the device's once the model is loaded
         self.precision = precision
         self.precision_used: Optional[tuple] = None  # (precision, why) on CUDA, once a batch was embedded
+        #: Called with the number of texts of each batch the model embeds (e.g. a progress bar's ``update``).
+        self.on_batch: Optional[Callable[[int], object]] = None
+        self.tokenizer_used: Optional[str] = None  # "rust" or "model" (batchtokens.batch_tokenizer), once computed
         self.device = device
         self.progress = progress
         if cache is True:
@@ -370,14 +376,17 @@ class Embedder:
         positions = length_batches(texts, self.batch_size)
         batches = [[texts[i] for i in batch] for batch in positions]
         gpu = self.backend == "torch" and str(getattr(model, "device", "cpu")).startswith("cuda")
+        tokenize, self.tokenizer_used = batch_tokenizer(model) if self.backend == "torch" else (None, "model")
         if gpu and self.precision_used is None and batches:
             with self._timed():
-                self.precision_used = choose_precision(model, batches[0], self.precision)
+                chosen, why, measured = choose_precision(model, batches, self.precision, tokenize=tokenize)
+            self.precision_used = (chosen, why)
+            record_precision(self.model_name, str(model.device), {"precision": chosen, "why": why, **measured})
         half = gpu and self.precision_used is not None and self.precision_used[0] == "fp16"
         out: dict = {}
         pending: list = []
         with ExitStack() as stack:
-            encoded = encode_pipelined(model, batches, half=half) if gpu else \
+            encoded = encode_pipelined(model, batches, half=half, tokenize=tokenize, ahead=4 if gpu else 0) if tokenize is not None else \
                 (model.encode(batch, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=False,
                               show_progress_bar=False) for batch in batches)
             writer = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="cache-writer"))
@@ -395,6 +404,8 @@ class Embedder:
                     out.update(pending)
                     pending = []
                 bar.update(len(batch))
+                if self.on_batch is not None:
+                    self.on_batch(len(batch))
             for write in writes:
                 write.result()  # a failed write is this call's error
         return out

@@ -7,11 +7,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Iterator
 
-__all__ = ["embedding_purpose", "embedded_counts", "count_embedded"]
+__all__ = ["embedding_purpose", "embedded_counts", "count_embedded", "record_precision", "precisions_chosen"]
 
 #: Texts asked for and embedded in this process, by purpose (:func:`embedding_purpose`): purpose -> {"texts": distinct
 #: texts asked for (call by call), "computed": texts a model embedded (not found in the cache)}.
 _EMBEDDED: dict = {}
+#: The precision chosen for each (model, device) in this process, with its measurement (:func:`record_precision`).
+_PRECISIONS: dict = {}
 _PURPOSE: ContextVar = ContextVar("pairmeasures_embedding_purpose", default="other")
 
 
@@ -38,3 +40,14 @@ def count_embedded(texts: int, computed: int) -> None:
     counts = _EMBEDDED.setdefault(_PURPOSE.get(), {"texts": 0, "computed": 0})
     counts["texts"] += texts
     counts["computed"] += computed
+
+
+def record_precision(model: str, device: str, choice: dict) -> None:
+    """Record the precision chosen for ``model`` on ``device`` (``choice``: precision, why, what was measured)."""
+    _PRECISIONS[f"{model} on {device}"] = dict(choice)
+
+
+def precisions_chosen() -> dict:
+    """A copy of the precisions chosen in this process: ``{"MODEL on DEVICE": {"precision", "why", ...}}`` (for the
+    manifest; empty where no model ran on a GPU)."""
+    return {name: dict(choice) for name, choice in _PRECISIONS.items()}

@@ -101,11 +101,13 @@ class ShardEmbedder:
 def tokenized(model, texts: Sequence[str], batch_size: int) -> bytes:
     """The texts tokenized by ``model`` in its batches (longest first, each padded to its longest text), as the
     bytes a GPU actor reads back with :func:`from_tokens`."""
+    from .batchtokens import batch_tokenizer
     from .encoding import length_batches
 
     positions = length_batches(texts, batch_size)
-    features = [{name: value.numpy() for name, value in model.tokenize([texts[i] for i in batch]).items()
-                 if hasattr(value, "numpy")} for batch in positions]
+    tokenize = batch_tokenizer(model)[0]  # the Rust tokenizer where the model has one, as the Embedder tokenizes
+    features = [{name: value for name, value in tokenize([texts[i] for i in batch]).items()
+                 if isinstance(value, np.ndarray)} for batch in positions]
     return pickle.dumps({"positions": positions, "features": features}, protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -150,14 +152,15 @@ class ShardForward:
         self.half: Optional[bool] = None if gpu else False  # float32 on a CPU
 
     def __call__(self, batch: dict) -> dict:
-        from .encoding import choose_precision
+        from .encoding import choose_precision, length_batches
 
         rows = []
         for shard, texts, tokens in zip(batch["shard"], batch["texts"], batch["tokens"]):
             texts = json.loads(texts)
             keys = _check_shard(shard, texts, self.store.model_key)
             if self.half is None:
-                self.half = choose_precision(self.model, sorted(texts, key=len)[-self.batch_size:])[0] == "fp16"
+                batches = [[texts[i] for i in batch] for batch in length_batches(texts, self.batch_size)]
+                self.half = choose_precision(self.model, batches)[0] == "fp16"
             self.store.write(shard, keys, from_tokens(self.model, tokens, self.half))
             rows.append(len(texts))
         return _result(batch["shard"], rows)
