@@ -225,6 +225,11 @@ def test_the_built_in_suite_is_found_from_the_records(tmp_path):
     board = json.loads((tmp_path / "site" / "leaderboard.json").read_text())
     assert list(board["tasks"]) == [t.id for t in suite.tasks] and set(board["systems"]["dense"]) == {
         "pair/procon", "pair/grep-biasir"}
+    # a measure only tasks without records name (the MS MARCO sets' RR@10) is not ranked: no tie of every system
+    assert board["aggregate_tasks"]["RR@10"] == [] and not board["aggregate_ranks"]["RR@10"]
+    assert board["aggregate_tasks"]["Duo@10"] == ["pair/procon"]
+    assert 'data-col="a' in (tmp_path / "site" / "index.html").read_text() and ">RR<" not in (
+        tmp_path / "site" / "index.html").read_text().split('id="aggregate"')[1]
 
 
 #: Write the board's screenshots here (``PAIRMEASURES_LEADERBOARD_SCREENSHOTS=DIR``), e.g. to look at them.

@@ -148,7 +148,7 @@ def assemble(records: Sequence[Record], suite: Suite, left_out: Sequence = ()) -
             board.ranks[measure] = ranks({s: board.mean(s, measure) for s in board.records}, fact.direction, systems)
             board.tests[measure] = _tests(board, measure, positions)
     overview = _overview_ranks(list(tasks.values()), systems)
-    measure_tasks = {m: [t.task.id for t in tasks.values() if m in t.facts] for m in facts}
+    measure_tasks = {m: [t.task.id for t in tasks.values() if t.ranks.get(m)] for m in facts}  # tasks that rank it
     aggregate = {m: mean_ranks([t.ranks[m] for t in tasks.values() if m in t.ranks], systems) for m in facts}
     order = sorted(systems, key=lambda s: (overview["bias"].get(s, float("inf")),
                                            overview["relevance"].get(s, float("inf")), s))

@@ -52,6 +52,8 @@ def ranks(values: Mapping[str, Optional[float]], direction: str, systems: Sequen
     if direction not in RANKED:
         return {}
     measured = [s for s in systems if values.get(s) is not None and np.isfinite(values[s])]  # type: ignore[arg-type]
+    if not measured:
+        return {}  # no system has a value: the task does not rank this measure (nor count in its mean rank)
     keys = np.array([sort_key(direction, float(values[s])) for s in measured], dtype=np.float64)  # type: ignore[arg-type]
     found = dict(zip(measured, average_ranks(keys).tolist())) if measured else {}
     tied_last = (len(measured) + 1 + len(systems)) / 2
