@@ -376,7 +376,9 @@ class Embedder:
         positions = length_batches(texts, self.batch_size)
         batches = [[texts[i] for i in batch] for batch in positions]
         gpu = self.backend == "torch" and str(getattr(model, "device", "cpu")).startswith("cuda")
-        tokenize, self.tokenizer_used = batch_tokenizer(model) if self.backend == "torch" else (None, "model")
+        # a model of its own tokenizer (sentence-transformers'); any other (an object with only ``encode``) encodes
+        tokenable = self.backend == "torch" and any(hasattr(model, name) for name in ("preprocess", "tokenize"))
+        tokenize, self.tokenizer_used = batch_tokenizer(model) if tokenable else (None, "model")
         if gpu and self.precision_used is None and batches:
             with self._timed():
                 chosen, why, measured = choose_precision(model, batches, self.precision, tokenize=tokenize)
