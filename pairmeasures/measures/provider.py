@@ -115,7 +115,9 @@ class PairEvaluator(providers.Evaluator):
         by_policy: dict[str, RankedLists] = {}  # one sort per tie policy the measures ask for (usually one)
         results: dict[int, MeasureValues] = {}
         notes: dict[int, list[LeftOutDocuments]] = {}
-        for family in _families(self.measures):
+        # ir_measures hands the measures over in set order: evaluate the families in the order of their names, so
+        # that the first error a run raises (of several measures it fails) is the same in every process
+        for family in sorted(_families(self.measures), key=lambda family: str(self.measures[family[0]])):
             policy = self.measures[family[0]].tie_policy()
             if policy not in by_policy:
                 by_policy[policy] = self._lists(frame, policy)
