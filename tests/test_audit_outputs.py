@@ -256,3 +256,7 @@ def test_path_records_use_the_home_folder_and_the_package_where_nothing_else_is_
     assert record(demo) == "<pairmeasures>/demo/debates"
     assert PathRecord(Path("/elsewhere/out"), absolute=True)("/home-of-test/user/x") == "/home-of-test/user/x"
     assert PathRecord()(tmp_path) == str(tmp_path.resolve())  # no output folder known: absolute
+    for written in ("~/data/grep", "../../data/grep", "../../../srv/data", "<pairmeasures>/demo/debates"):
+        assert record(record.locate(written)) == written  # read back as the path of this machine it names
+    assert record.locate("../../data/grep") == Path("/elsewhere/data/grep") and record.locate("/srv/x") == Path("/srv/x")
+    assert record.locate("<pairmeasures>/demo/debates") == demo.resolve()

@@ -207,6 +207,40 @@ def test_train_load_audit_resume_and_seed(folder, tmp_path):
     assert weights(tmp_path / "again") == trained
 
 
+def test_training_json_names_its_files_relative_to_the_model(folder, tmp_path):
+    """Typed with relative paths in a working folder: training.json names the data folder, the held-out file and the
+    negatives run relative to the model, the checkpoint's record the data relative to itself; no absolute path of
+    this machine is written. --absolute-paths writes them absolute."""
+    work = tmp_path / "work"
+    shutil.copytree(folder, work / "jobs")
+    (work / "held.txt").write_text("q7\n")
+    (work / "run.trec").write_text("".join(f"q{i} Q0 {d} {r} {9 - r} mine\n" for i in range(8)
+                                           for r, d in enumerate([f"n{i}_0", f"n{i}_1", f"n{i}_2"], 1)))
+    command = ("train-ibbr", "jobs", "--out", "model", "--max-steps", "1", "--batch-size", "4", "--negatives", "2",
+               "--no-progress", "--held-out", "held.txt", "--negatives-run", "run.trec", "--checkpoint-every", "1")
+    done = subprocess.run([sys.executable, "-m", "pairmeasures", *command], capture_output=True, text=True, timeout=600,
+                          cwd=work, env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "2"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads((work / "model" / "training.json").read_text())
+    assert record["paths"].startswith("relative to this folder")
+    assert (record["data"]["path"], record["data"]["negatives_run"]) == ("../jobs", "../run.trec")
+    assert record["split"]["held_out_file"] == "../held.txt" and record["split"]["held_out_queries"] == ["q7"]
+    checkpoint = work / "model.checkpoints" / "checkpoint-1" / "pairmeasures-checkpoint.json"
+    assert json.loads(checkpoint.read_text())["training"]["data"]["source"] == "../../jobs"
+    for path in (work / "model" / "training.json", checkpoint):
+        assert str(tmp_path) not in path.read_text() and str(tmp_path.resolve()) not in path.read_text(), path
+
+    absolute = subprocess.run([sys.executable, "-m", "pairmeasures", *command, "--force", "--absolute-paths"],
+                              capture_output=True, text=True, timeout=600, cwd=work,
+                              env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "2"})
+    assert absolute.returncode == 0, absolute.stderr[-3000:]
+    record = json.loads((work / "model" / "training.json").read_text())
+    here = work.resolve()
+    assert record["paths"] == "absolute" and record["data"]["path"] == str(here / "jobs")
+    assert record["split"]["held_out_file"] == str(here / "held.txt")
+    assert json.loads(checkpoint.read_text())["training"]["data"]["source"] == str(here / "jobs")
+
+
 def test_auto_lambda_learns_at_its_own_rate(folder, tmp_path):
     """--lambda auto: the log-variance s has its own learning rate (--lambda-lr) in AdamW, so λ = exp(-s) moves by
     about that much a step (Adam's steps are about the learning rate), not by the model's 2e-5."""

@@ -68,10 +68,10 @@ def other_folder(root: Path, claim: str, texts: list) -> Path:
     return root
 
 
-def pairmeasures(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+def pairmeasures(*args: str, check: bool = True, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "2", "TOKENIZERS_PARALLELISM": "false"}
     done = subprocess.run([sys.executable, "-m", "pairmeasures", *args], capture_output=True, text=True, timeout=600,
-                          env=env)
+                          env=env, cwd=cwd)
     if check:
         assert done.returncode == 0, done.stderr[-3000:]
     return done
@@ -225,7 +225,7 @@ def test_train_polarity_writes_a_model_the_embedder_loads_with_training_record_a
     record = json.loads((out / "training.json").read_text())
     assert record["format"] == "pairmeasures-train-polarity" and record["training"]["steps"] == 2
     assert record["data"]["training_claims"] == 3 and record["data"]["training_texts"] == 22 and record["data"]["split"]["field"] == "split"
-    assert record["data"]["excluded"][str(other)]["texts that occur in its corpus"] == 1
+    assert record["data"]["excluded"]["../other"]["texts that occur in its corpus"] == 1  # relative to the model
     assert record["recipe"]["max_length"] == 64 and record["recipe"]["freeze_word_embeddings"] is True
     held_out = record["evaluation"][0]
     assert held_out["queries"] == 2 and len(held_out["accuracy"]) == 2
@@ -376,7 +376,7 @@ def test_resume_passes_over_a_damaged_checkpoint_and_names_it(checkpointed, tmp_
             f"1,000 bytes where {size:,} were saved (truncated or overwritten); continuing from checkpoint-1, the "
             "newest intact checkpoint") in done.stderr
     record = json.loads((out / "training.json").read_text())
-    assert record["recipe"]["resumed_from"] == str(checkpoints / "checkpoint-1")
+    assert record["recipe"]["resumed_from"] == "../model.checkpoints/checkpoint-1"  # relative to the model
     assert weights(out) == weights(trained_model)
 
     safetensors = checkpoints / "checkpoint-1" / "model.safetensors"
@@ -401,6 +401,57 @@ def test_resume_passes_over_a_damaged_checkpoint_and_names_it(checkpointed, tmp_
                            "be loaded (")
     assert line.endswith("start over with --force instead of --resume (it discards these checkpoints)")
     assert weights(out) == weights(trained_model)
+
+
+def test_records_name_paths_relative_to_the_model_and_resume_after_the_folder_moved(tmp_path):
+    """Typed with relative paths in a working folder: training.json, the model card and the checkpoints' records name
+    the data, the excluded and evaluated folders and the --base folder relative to where each record lies, never by
+    an absolute path of this machine. Moved elsewhere (as copied to another machine), --resume there recognises the
+    base and data (compared as the folders the records name) and lands on the uninterrupted run's weights, and
+    --absolute-paths writes the paths absolute; another --base is still refused, naming both."""
+    from pairmeasures.sideinfo.embed import default_model_path
+
+    work = tmp_path / "work"
+    claims_folder(work / "claims")
+    other_folder(work / "other", "Wind farms are good", ["Zoos are valuable for society, number 3"])
+    shutil.copytree(default_model_path(), work / "base")
+    train = ("train-polarity", "claims", "--out", "model", "--exclude", "other", "--evaluate", "other",
+             "--max-steps", "2", *COMMON)
+    pairmeasures(*train, "--base", "base", "--checkpoint-every", "1", cwd=work)
+    model, checkpoints = work / "model", work / "model.checkpoints"
+    record = json.loads((model / "training.json").read_text())
+    assert record["paths"].startswith("relative to this folder")
+    assert (record["data"]["folder"], record["recipe"]["base"]) == ("../claims", "../base")
+    assert record["evaluation_folders"] == ["../other"] and list(record["data"]["excluded"]) == ["../other"]
+    assert [row["folder"] for row in record["evaluation"]] == ["../claims", "../other"]
+    saved = json.loads((checkpoints / "checkpoint-2" / "pairmeasures-checkpoint.json").read_text())["training"]
+    assert (saved["base"], saved["data"]["source"]) == ("../../base", "../../claims")  # from the checkpoint
+    card = (model / "README.md").read_text()
+    assert "- **Base model**: ../base" in card and "- **Data**: `../claims`" in card and "`../other`: " in card
+    for path in (model / "training.json", model / "README.md", *checkpoints.glob("checkpoint-*/pairmeasures-*.json")):
+        assert str(tmp_path) not in path.read_text() and str(tmp_path.resolve()) not in path.read_text(), path
+    assert all((model / name).is_dir() for name in ("../claims", "../base", "../other"))  # they lead there
+    trained = weights(model)
+
+    moved = tmp_path / "elsewhere" / "work"
+    moved.parent.mkdir()
+    work.rename(moved)  # the folder as copied to another machine: every absolute path differs
+    shutil.rmtree(moved / "model.checkpoints" / "checkpoint-2")  # (an interrupted run's folder, say)
+    done = pairmeasures(*train, "--base", "base", "--resume", "--checkpoint-every", "1", "--absolute-paths", cwd=moved)
+    assert "ResumeWarning" not in done.stderr, done.stderr
+    assert weights(moved / "model") == trained
+    record = json.loads((moved / "model" / "training.json").read_text())
+    here = moved.resolve()
+    assert record["paths"] == "absolute" and record["data"]["folder"] == str(here / "claims")
+    assert record["recipe"]["resumed_from"] == str(here / "model.checkpoints" / "checkpoint-1")
+    assert record["recipe"]["base"] == str(here / "base") and record["evaluation_folders"] == [str(here / "other")]
+    saved = json.loads((moved / "model.checkpoints" / "checkpoint-2" / "pairmeasures-checkpoint.json").read_text())
+    assert (saved["training"]["base"], saved["training"]["data"]["source"]) == (str(here / "base"), str(here / "claims"))
+
+    line = one_line_error(pairmeasures(*train, "--base", str(default_model_path()), "--resume", check=False, cwd=moved))
+    assert line.startswith(f"pairmeasures train-polarity: error: --resume: {here / 'model.checkpoints' / 'checkpoint-2'}"
+                           f" was trained from --base {here / 'base'}, this command gives --base "
+                           f"{Path(default_model_path()).resolve()}: give --base {here / 'base'} to continue it"), line
 
 
 def test_resume_with_another_length_warns_and_follows_the_new_schedule(checkpointed, tmp_path):

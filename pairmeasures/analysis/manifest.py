@@ -53,6 +53,19 @@ class PathRecord:
                 return "~" if home == "." else f"~/{home}"
         return Path(os.path.relpath(target, folder)).as_posix()
 
+    def locate(self, recorded: str) -> Path:
+        """The path of this machine that ``recorded`` (as :meth:`__call__` wrote it into ``folder``) names: the
+        inverse of writing it, so that a record read again compares paths as they are here."""
+        text = str(recorded)
+        if text == PACKAGE or text.startswith(PACKAGE + "/"):
+            return (Path(__file__).resolve().parents[1] / text[len(PACKAGE) + 1:]).resolve()
+        if text == "~" or text.startswith("~/"):
+            return Path(text).expanduser().resolve()
+        path = Path(text)
+        if path.is_absolute() or self.folder is None:
+            return path.resolve()
+        return (Path(self.folder).expanduser().resolve() / path).resolve()
+
     def describe(self) -> str:
         """How the record's paths are written, in words (the manifest's ``paths``)."""
         if self.absolute or self.folder is None:

@@ -3,7 +3,8 @@
 The trainer saves checkpoints into ``MODEL.checkpoints/checkpoint-N``. Once it has written one, :func:`callbacks`
 adds the record :data:`RECORD` to it (last, through a temporary file and a rename): the command and the run it
 belongs to (a random id that a resumed run keeps), the base model, the training data (count and sha256 of the
-examples in order), the recipe (the options that must not change on resume), the length the run was started with
+examples in order; a base or data folder written relative to the checkpoint, absolute with ``--absolute-paths``,
+and compared as the absolute path it names), the recipe (the options that must not change on resume), the length the run was started with
 (its options and steps in all), the library versions, and the size and sha256 of every file of the checkpoint.
 ``--resume`` then:
 
@@ -33,10 +34,11 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Optional
 
 from .._atomic import FolderOutput, check_replaceable, write_atomically
+from ..analysis.manifest import PathRecord
 
 __all__ = ["RECORD", "ResumeWarning", "ResumeError", "Training", "Resume", "fingerprint", "base_name",
-           "resume_point", "check_same_training", "replaces_model", "model_run", "newest_recorded", "callbacks",
-           "checkpoint_loading"]
+           "resume_point", "check_same_training", "recorded_training", "replaces_model", "model_run", "newest_recorded",
+           "callbacks", "checkpoint_loading"]
 
 #: The record of a checkpoint, inside ``checkpoint-N/``.
 RECORD = "pairmeasures-checkpoint.json"
@@ -62,8 +64,9 @@ def fingerprint(rows: Iterable[Any]) -> str:
 
 
 def base_name(base: Optional[str], default: str) -> str:
-    """``--base`` as a checkpoint records it: a local folder by its absolute path (so that ``./m`` and ``../x/m``
-    compare equal), a model name as given, ``default`` when none was given."""
+    """``--base`` as a checkpoint compares it: a local folder by its absolute path (so that ``./m`` and ``../x/m``
+    compare equal), a model name as given, ``default`` when none was given. (The record writes a folder relative
+    to the checkpoint, :meth:`Training.as_record`, and :func:`check_same_training` reads it back to this form.)"""
     if not base:
         return default
     path = Path(base).expanduser()
@@ -85,9 +88,40 @@ class Training:
     base_given: bool = True
     data_options: str = "the data options"
 
-    def as_record(self) -> dict:
-        return {"command": self.command, "base": self.base, "base_given": self.base_given, "data": dict(self.data),
-                "recipe": dict(self.recipe), "length": dict(self.length)}
+    def as_record(self, paths: Optional[PathRecord] = None) -> dict:
+        """The record of the training; ``paths``: how it writes the base and the data source where they are folders
+        (absolute here, :func:`base_name`): relative to the checkpoint, say; ``base_folder`` and ``source_folder``
+        say that they are, for :func:`recorded_training` to read them back."""
+        data = dict(self.data)
+        record = {"command": self.command, "base": self.base, "base_given": self.base_given, "data": data,
+                  "recipe": dict(self.recipe), "length": dict(self.length)}
+        if paths is not None:
+            if _is_folder(self.base):
+                record.update(base=paths(self.base), base_folder=True)
+            if _is_folder(data.get("source")):
+                data.update(source=paths(data["source"]), source_folder=True)
+        return record
+
+
+def _is_folder(value: Any) -> bool:
+    """Whether a base or data source of a :class:`Training` is a folder of this machine (:func:`base_name` gives
+    those as absolute paths; a model name or dataset id never is one)."""
+    return isinstance(value, str) and Path(value).is_absolute()
+
+
+def recorded_training(record: Mapping[str, Any], checkpoint: Path) -> dict:
+    """The ``training`` of a checkpoint's record with its folders (written relative to ``checkpoint``, or absolute
+    with ``--absolute-paths`` or by an earlier pairmeasures) as absolute paths of this machine, as
+    :class:`Training` holds them: what :func:`check_same_training` compares."""
+    saved = dict(record.get("training") or {})
+    paths = PathRecord(checkpoint)
+    if saved.get("base_folder") and isinstance(saved.get("base"), str):
+        saved["base"] = str(paths.locate(saved["base"]))
+    data = dict(saved.get("data") or {})
+    if data.get("source_folder") and isinstance(data.get("source"), str):
+        data["source"] = str(paths.locate(data["source"]))
+    saved["data"] = data
+    return saved
 
 
 @dataclass(frozen=True)
@@ -187,7 +221,7 @@ def _shown(option: str, value: Any) -> str:
 def check_same_training(resume: Resume, training: Training) -> None:
     """Refuse (ValueError naming both values) to continue ``resume``'s checkpoint with another base, other data or
     another recipe than ``training``'s."""
-    saved = resume.record["training"]
+    saved = recorded_training(resume.record, resume.checkpoint)
     where = f"--resume: {resume.checkpoint}"
     if saved.get("base") != training.base:
         def base(record: Mapping, given: bool) -> str:
@@ -249,9 +283,11 @@ def replaces_model(out: Path, kind: FolderOutput, checkpoints: Path, training_fi
                      "another --out")
 
 
-def callbacks(training: Training, run: str, checkpoints: Path, resume: Optional[Resume]) -> list:
+def callbacks(training: Training, run: str, checkpoints: Path, resume: Optional[Resume], *,
+              absolute_paths: bool = False) -> list:
     """The trainer callbacks of a training with checkpoints: the record of each checkpoint saved (add them after
-    every callback that writes into a checkpoint), and on ``resume`` the length check (an error below the
+    every callback that writes into a checkpoint; its folders relative to the checkpoint, absolute with
+    ``absolute_paths``), and on ``resume`` the length check (an error below the
     checkpoint's step; a changed length warns and puts the learning rate on the new length's schedule from the
     checkpoint's step on). Their ``loading`` is true until the first step begins (:func:`checkpoint_loading`)."""
     import torch
@@ -271,7 +307,8 @@ def callbacks(training: Training, run: str, checkpoints: Path, resume: Optional[
                      if path.is_file() and not path.is_symlink() and path.name != RECORD
                      and not path.name.startswith(f".{RECORD}.")}
             record = {"format": _FORMAT, "version": 1, "written_by": f"pairmeasures {training.command}", "run": run,
-                      "step": state.global_step, "steps": state.max_steps, "training": training.as_record(),
+                      "step": state.global_step, "steps": state.max_steps,
+                      "training": training.as_record(PathRecord(folder, absolute_paths)),
                       "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                                    "python": sys.version.split()[0]},
                       "files": files}

@@ -30,11 +30,15 @@ from ..sideinfo import InputWarning
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..analysis.manifest import PathRecord
+
 __all__ = ["TrainingTriples", "beir_triples", "docpairs_triples", "load_triples", "passage_groups",
            "LABEL_SOURCES"]
 
 #: Where the group of a clicked passage comes from.
 LABEL_SOURCES = ("terms", "group")
+#: The entries of a source that are paths of this machine (absolute in :attr:`TrainingTriples.source`).
+_SOURCE_PATHS = ("path", "negatives_run")
 
 
 @dataclass(frozen=True)
@@ -59,10 +63,14 @@ class TrainingTriples:
 
         return ibbr_dataset(self.queries, self.positives, self.negatives, self.groups)
 
-    def summary(self) -> dict:
-        """What ``training.json`` records about the data: source, counts, and data pairs per group."""
+    def summary(self, paths: Optional["PathRecord"] = None) -> dict:
+        """What ``training.json`` records about the data: source, counts, and data pairs per group; ``paths``: how
+        it writes the source's files (the folder, a negatives run; default absolute)."""
         groups = np.asarray(self.groups)
-        return {**self.source, "queries": len(set(self.query_ids)), "pairs": len(self),
+        source = dict(self.source)
+        if paths is not None:
+            source.update({name: paths(source[name]) for name in _SOURCE_PATHS if source.get(name) is not None})
+        return {**source, "queries": len(set(self.query_ids)), "pairs": len(self),
                 "negatives": len(self.negatives[0]) if self.negatives else 0,
                 "groups": {"male": int((groups == 1).sum()), "female": int((groups == -1).sum()),
                            "neutral": int((groups == 0).sum())}}
@@ -186,8 +194,9 @@ def beir_triples(folder: str | os.PathLike, *, negatives: int = 4, candidates: i
         negatives=[[data.document_text(d, text) for d in mined[q]] for q, _ in pairs], groups=groups,
         source={"kind": "beir", "path": str(root.resolve()), "qrels": qrels_file, "text": text,
                 "negatives_from": (f"PISA BM25 top {candidates}, not judged relevant" if negatives_run is None else
-                                   f"run file {Path(negatives_run).expanduser().resolve()}, top {candidates}, not "
-                                   "judged relevant"), "labels": labels,
+                                   f"the run file negatives_run, top {candidates}, not judged relevant"),
+                "negatives_run": None if negatives_run is None else str(Path(negatives_run).expanduser().resolve()),
+                "labels": labels,
                 "variant": variant if labels == "terms" else None,
                 "skipped_queries": {"count": len(skipped), "reason": reason, "ids": skipped}})
 

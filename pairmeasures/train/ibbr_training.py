@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from .._atomic import Earlier, FolderOutput, output_folder
+from ..analysis.manifest import PathRecord
 from ._resume import (
     Training,
     base_name,
@@ -88,13 +89,15 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
                checkpoint_every: Optional[int] = None, keep_checkpoints: int = 2, resume: bool = False,
                force: bool = False, candidates: int = 100, text: str = "text", labels: str = "terms", scale: float = 20.0,
                limit: Optional[int] = None, negatives_run: Optional[Union[str, os.PathLike]] = None,
-               progress: bool = True, command: Optional[list] = None) -> dict:
+               progress: bool = True, command: Optional[list] = None, absolute_paths: bool = False) -> dict:
     """Train, write the model folder ``out`` with ``training.json``, and return that record (a dict).
 
     ``fairness='none'`` trains the ranking loss alone (IBBRLoss with λ = 0); ``lambda_`` is a number or
     ``'auto'`` (uncertainty weighting, see :class:`pairmeasures.train.IBBRLoss`). ``held_out`` is a file of query
     ids left out of training; ``negatives_run`` a run file to mine negatives from instead of PISA BM25. Every input
-    is checked before the model loads.
+    is checked before the model loads. Paths of this machine in ``training.json`` and the checkpoints' records
+    (the data folder, the held-out file, a negatives run, a ``base`` folder, the checkpoint resumed from) are
+    written relative to the folder the record lies in, absolute with ``absolute_paths`` (``--absolute-paths``).
     """
     from ..sideinfo.runfiles import read_query_ids
     from .data import load_triples
@@ -119,6 +122,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
     if not weight_decay >= 0:
         raise ValueError(f"--weight-decay must be non-negative, got {weight_decay}")
     out = Path(out).expanduser().absolute()
+    paths = PathRecord(out, absolute_paths)
     replace = replaces_model(out, OUTPUT, checkpoint_folder(out), TRAINING_FILE, resume=resume, force=force)
     with output_folder(out, OUTPUT, force=replace) as claim, \
             checkpoints_claimed(out, "train-ibbr", force=force, resume=resume) as checkpoints:
@@ -199,7 +203,8 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
 
         trainer = IBBRTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss, callbacks=[SaveLossState()])
         log_to_stderr(trainer, "train-ibbr")
-        recorders = callbacks(identity, run, checkpoints, resumed)  # after SaveLossState: its file is recorded too
+        # after SaveLossState: its file is recorded too
+        recorders = callbacks(identity, run, checkpoints, resumed, absolute_paths=absolute_paths)
         for callback in recorders:
             trainer.add_callback(callback)
         resumed_from = str(resumed.checkpoint) if resumed is not None else None
@@ -211,17 +216,18 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         record = {
             "format": _FORMAT, "version": 1,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "command": command, "run": run,
-            "data": triples.summary(),
-            "split": {"held_out_file": str(Path(held_out).expanduser().resolve()) if held_out is not None else None,
+            "command": command, "run": run, "paths": paths.describe(),
+            "data": triples.summary(paths),
+            "split": {"held_out_file": paths(held_out) if held_out is not None else None,
                       "held_out_queries": sorted(held)},
-            "recipe": {"base": str(base) if base else _DEFAULT_BASE,
+            "recipe": {"base": (paths(base) if Path(base).expanduser().exists() else str(base)) if base else
+                       _DEFAULT_BASE,
                        "fairness": fairness, "lambda": weight, "loss": loss.get_config_dict(), "negatives": negatives,
                        "batch_size": batch_size, "epochs": epochs, "max_steps": max_steps, "learning_rate": lr,
                        "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "lambda_lr": lambda_lr,
                        "seed": seed, "device": "cuda" if cuda else "cpu", "checkpoint_every": checkpoint_every,
                        "keep_checkpoints": keep_checkpoints,
-                       "resumed_from": resumed_from},
+                       "resumed_from": paths(resumed_from) if resumed_from is not None else None},
             "losses": {"steps": trainer.state.global_step, "training_loss": result.training_loss,
                        "final_lambda": loss.weight, "batches": loss.batches,
                        "degenerate_batches": loss.degenerate_batches, "history": history},

@@ -35,6 +35,7 @@ from torch import Tensor
 
 from .._atomic import Earlier, FolderOutput, output_folder
 from .._owned import move_entries, remove_entries
+from ..analysis.manifest import PathRecord
 from ._resume import (
     Training,
     base_name,
@@ -214,6 +215,19 @@ def evaluation_table(rows: list) -> str:
     return "\n".join(lines)
 
 
+def _recorded_data(summary: dict, paths: PathRecord) -> dict:
+    """:meth:`PolarityTrainingSet.summary` with its folders (the data's, the excluded ones) written by ``paths``."""
+    return {**summary, "folder": paths(summary["folder"]),
+            "excluded": {paths(folder): counts for folder, counts in summary["excluded"].items()}}
+
+
+def _recorded_base(base: Optional[str], paths: PathRecord) -> str:
+    """``--base`` as training.json records it: a folder of this machine by ``paths``, a model name as given."""
+    if not base:
+        return _DEFAULT_BASE
+    return paths(base) if Path(base).expanduser().exists() else str(base)
+
+
 def _model_card(record: dict) -> str:
     data, recipe = record["data"], record["recipe"]
     excluded = "".join(f"\n  - `{folder}`: " + "; ".join(f"{n} {reason}" for reason, n in counts.items())
@@ -270,7 +284,8 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
                    freeze_word_embeddings: bool = True, seed: int = 0,
                    extra_examples: Optional["datasets.Dataset"] = None, resamples: int = 10_000, force: bool = False,
                    max_steps: Optional[int] = None, checkpoint_every: Optional[int] = None, keep_checkpoints: int = 2,
-                   resume: bool = False, progress: bool = True, command: Optional[list] = None) -> dict:
+                   resume: bool = False, progress: bool = True, command: Optional[list] = None,
+                   absolute_paths: bool = False) -> dict:
     """Fine-tune ``base`` (default: offline all-MiniLM-L6-v2) with :class:`ClaimTripletLoss` and write ``out``.
 
     Data and split: :func:`polarity_training_set`; ``extra_examples`` (a ``datasets.Dataset`` with
@@ -287,6 +302,11 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     there (the ``keep_checkpoints`` latest are kept), from which ``resume`` continues (the newest intact one, of
     the same base, data and recipe: :mod:`pairmeasures.train._resume`; it replaces the model that same training
     wrote without ``force``); the model is evaluated from there and moved into ``out`` at the end.
+
+    Paths of this machine in ``training.json``, the model card and the checkpoints' records (the data, excluded and
+    evaluated folders, a ``base`` folder, the checkpoint resumed from) are written relative to the folder the record
+    lies in (:class:`~pairmeasures.analysis.manifest.PathRecord`), absolute with ``absolute_paths``
+    (``--absolute-paths``).
     """
     from ..sideinfo.beir import check_text_field
 
@@ -305,6 +325,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     for field_name in evaluate_text:
         check_text_field(field_name)
     out = Path(out).expanduser().absolute()
+    paths = PathRecord(out, absolute_paths)
     replace = replaces_model(out, OUTPUT, checkpoint_folder(out), TRAINING_FILE, resume=resume, force=force)
     with output_folder(out, OUTPUT, force=replace) as claim, \
             checkpoints_claimed(out, "train-polarity", force=force, resume=resume, scratch=(_TRAINED,)) as checkpoints:
@@ -361,7 +382,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
             use_cpu=not cuda, disable_tqdm=not progress, dataloader_num_workers=0)
         trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=dataset, loss=loss)
         log_to_stderr(trainer, "train-polarity")
-        recorders = callbacks(identity, run, checkpoints, resumed)
+        recorders = callbacks(identity, run, checkpoints, resumed, absolute_paths=absolute_paths)
         for callback in recorders:
             trainer.add_callback(callback)
         resumed_from = str(resumed.checkpoint) if resumed is not None else None
@@ -381,14 +402,15 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
             record = {
                 "format": _FORMAT, "version": 1,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "command": command, "run": run,
-                "data": training.summary(),
+                "command": command, "run": run, "paths": paths.describe(),
+                "data": _recorded_data(training.summary(), paths),
                 "extra_examples": len(examples) - len(training.examples),
-                "evaluation_folders": [str(f) for f in evaluation_folders],
-                "recipe": {"base": str(base) if base else _DEFAULT_BASE,
+                "evaluation_folders": [paths(f) for f in evaluation_folders],
+                "recipe": {"base": _recorded_base(base, paths),
                            "loss": loss.get_config_dict(), "margin": margin, "batch_texts": batch_texts, "epochs": epochs,
                            "max_steps": max_steps, "checkpoint_every": checkpoint_every,
-                           "keep_checkpoints": keep_checkpoints, "resumed_from": resumed_from,
+                           "keep_checkpoints": keep_checkpoints,
+                           "resumed_from": paths(resumed_from) if resumed_from is not None else None,
                            "optimizer": "AdamW (torch)", "learning_rate": learning_rate, "warmup_ratio": warmup_ratio,
                            "schedule": "linear", "max_length": max_length, "saved_max_seq_length": inference_length,
                            "freeze_word_embeddings": freeze_word_embeddings, "seed": seed,
@@ -396,7 +418,8 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
                 "training": {"steps": trainer.state.global_step, "training_loss": result.training_loss,
                              "history": history},
                 "evaluation_resamples": resamples,
-                "evaluation": evaluation,
+                "evaluation": [{**row, "folder": paths(row["folder"])} if "folder" in row else row
+                               for row in evaluation],
                 "versions": _versions(),
                 "seconds": round(time.perf_counter() - started, 1),
             }

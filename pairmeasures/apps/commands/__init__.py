@@ -28,8 +28,8 @@ class Command(Protocol):
 
 
 def add_checkpoint_arguments(parser: argparse.ArgumentParser, command: str) -> None:
-    """The options a training command shares: ``--checkpoint-every``, ``--keep-checkpoints``, ``--resume`` and
-    ``--force`` (``command``: its name, in ``--force``'s help)."""
+    """The options a training command shares: ``--checkpoint-every``, ``--keep-checkpoints``, ``--resume``,
+    ``--force`` (``command``: its name, in ``--force``'s help) and ``--absolute-paths``."""
     parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
                         help="save a checkpoint every N steps into MODEL.checkpoints/ (default: none)")
     parser.add_argument("--keep-checkpoints", type=int, default=2, metavar="N",
@@ -40,6 +40,11 @@ def add_checkpoint_arguments(parser: argparse.ArgumentParser, command: str) -> N
                              "--force; another --max-steps warns: docs/polarity.md, 'Checkpoints and --resume')")
     parser.add_argument("--force", action="store_true",
                         help=f"replace an earlier {command} MODEL, and discard old checkpoints when not resuming")
+    parser.add_argument("--absolute-paths", action="store_true",
+                        help="write absolute paths in MODEL/training.json, the model card and the checkpoints' "
+                             "records (the data, excluded and evaluated folders, a --base folder, the checkpoint "
+                             "resumed from; default: relative to the folder each lies in, so that MODEL names them "
+                             "wherever it is copied with them)")
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser, engine_help: str, local_ray: str) -> None:

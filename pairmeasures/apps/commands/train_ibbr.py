@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                             resume=args.resume, force=args.force,
                             candidates=args.candidates, text=args.text, labels=args.labels, scale=args.scale,
                             limit=args.limit, negatives_run=args.negatives_run, progress=args.progress,
-                            command=["pairmeasures", *sys.argv[1:]])
+                            command=["pairmeasures", *sys.argv[1:]], absolute_paths=args.absolute_paths)
     data, losses = record["data"], record["losses"]
     groups = ", ".join(f"{n} {g}" for g, n in data["groups"].items())
     skipped = data.get("skipped_queries", {}).get("count")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from . import add_checkpoint_arguments
 
@@ -86,6 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ...analysis.manifest import PathRecord
     from ...train import ResumeWarning
     from ...train.polarity import evaluation_table, train_polarity
     from ..console import warnings_shown
@@ -109,9 +111,10 @@ def run(args: argparse.Namespace) -> int:
             freeze_word_embeddings=not args.train_word_embeddings, seed=args.seed, resamples=args.bootstrap,
             force=args.force, max_steps=args.max_steps, checkpoint_every=args.checkpoint_every,
             keep_checkpoints=args.keep_checkpoints, resume=args.resume, progress=args.progress,
-            command=["pairmeasures", *sys.argv[1:]])
+            command=["pairmeasures", *sys.argv[1:]], absolute_paths=args.absolute_paths)
     data = record["data"]
-    excluded = "; ".join(f"{folder}: {counts['(claim, text) pairs removed in all']} (claim, text) pairs removed "
+    where = PathRecord(Path(args.out).expanduser().absolute())  # how the record wrote them: printed as they are here
+    excluded = "; ".join(f"{where.locate(folder)}: {counts['(claim, text) pairs removed in all']} (claim, text) pairs removed "
                          f"({counts['claims whose text is a query there']} claims, "
                          f"{counts['texts that occur in its corpus']} texts, "
                          f"{counts['other (claim, text) pairs of those clusters']} pairs of their clusters)"
