@@ -454,6 +454,42 @@ def test_records_name_paths_relative_to_the_model_and_resume_after_the_folder_mo
                            f"{Path(default_model_path()).resolve()}: give --base {here / 'base'} to continue it"), line
 
 
+def test_a_checkpoint_that_fails_to_load_names_the_earlier_one_and_moving_it_out_continues(checkpointed, tmp_path):
+    """checkpoint-2's files are as its record says but do not load (as when another transformers wrote them), and
+    checkpoint-1 is intact: the error names checkpoint-2 and says to move it out of the checkpoint folder to continue
+    from checkpoint-1. Renamed inside the folder it is refused as an entry the command did not write; moved out, as
+    the error says, --resume continues from checkpoint-1 to the weights of the uninterrupted run."""
+    folder, trained_model, _ = checkpointed
+    out = copied(checkpointed, tmp_path)
+    checkpoints = tmp_path / "model.checkpoints"
+    resume = ("train-polarity", str(folder), "--out", str(out), "--max-steps", "2", "--resume", *COMMON)
+    optimizer = checkpoints / "checkpoint-2" / "optimizer.pt"
+    optimizer.write_bytes(b"not a torch file" * 64)
+    record = checkpoints / "checkpoint-2" / "pairmeasures-checkpoint.json"
+    saved = json.loads(record.read_text())
+    saved["files"]["optimizer.pt"] = {"bytes": 1024, "sha256": hashlib.sha256(optimizer.read_bytes()).hexdigest()}
+    record.write_text(json.dumps(saved))
+    line = one_line_error(pairmeasures(*resume, check=False))
+    assert line.startswith(f"pairmeasures train-polarity: error: --resume: {checkpoints / 'checkpoint-2'} could not "
+                           "be loaded ("), line
+    assert line.endswith(f"move checkpoint-2 out of {checkpoints} (anything else in it is refused) to continue from "
+                         "checkpoint-1, or start over with --force instead of --resume (it discards these "
+                         "checkpoints)"), line
+
+    (checkpoints / "checkpoint-2").rename(checkpoints / "checkpoint-2.damaged")  # aside, but inside the folder
+    line = one_line_error(pairmeasures(*resume, check=False))
+    assert line == (f"pairmeasures train-polarity: error: --out: checkpoint folder {str(checkpoints)!r} holds "
+                    "'checkpoint-2.damaged', which pairmeasures train-polarity did not write there: it is left as it "
+                    "is; move it out of the folder, or move it aside or delete it yourself, then train again")
+    (checkpoints / "checkpoint-2.damaged").rename(tmp_path / "checkpoint-2.damaged")  # out, as the error says
+    done = pairmeasures(*resume)
+    assert "could not be loaded" not in done.stderr and "is damaged" not in done.stderr, done.stderr
+    record = json.loads((out / "training.json").read_text())
+    assert record["recipe"]["resumed_from"] == "../model.checkpoints/checkpoint-1"
+    assert weights(out) == weights(trained_model)
+    assert (tmp_path / "checkpoint-2.damaged" / "optimizer.pt").read_bytes() == b"not a torch file" * 64  # untouched
+
+
 def test_resume_with_another_length_warns_and_follows_the_new_schedule(checkpointed, tmp_path):
     """--resume --max-steps 3 from the last checkpoint of a 2-step run: a warning says what happens to the
     learning-rate schedule, and step 3 trains at the 3-step schedule's rate (5e-05 x 1/2), not at the 0 the

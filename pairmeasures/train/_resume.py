@@ -373,8 +373,9 @@ def checkpoint_loading(resume: Optional[Resume], recorders: list) -> Iterator[No
             raise
         saved = (resume.record.get("versions") or {}).get("transformers")
         earlier = [path.name for step, path in _checkpoints(resume.checkpoint.parent) if step < resume.step]
-        instead = (f"move {resume.checkpoint.name} aside to continue from {earlier[0]}, or {_AGAIN}" if earlier
-                   else _AGAIN)
+        folder = resume.checkpoint.parent
+        instead = (f"move {resume.checkpoint.name} out of {folder} (anything else in it is refused) to continue from "
+                   f"{earlier[0]}, or {_AGAIN}" if earlier else _AGAIN)
         raise ValueError(f"--resume: {resume.checkpoint} could not be loaded ({type(error).__name__}), although its "
                          f"files are as saved (saved with transformers {saved}, this is {transformers.__version__}): "
                          f"{instead}") from error
