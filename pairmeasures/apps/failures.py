@@ -96,6 +96,8 @@ def _explained(exc: BaseException) -> str:
     """An exception no command raises on purpose, in one line: what it is, its usual cause, where it was raised."""
     text = " ".join(str(exc).split()) or "(no message)"
     kind = type(exc).__name__
+    if kind == "error":  # struct.error, zlib.error, ...: named by their module
+        kind = f"{type(exc).__module__}.error"
     where = _origin(exc)
     at = f" (raised at {where})" if where else ""
     if isinstance(exc, ImportError):
@@ -111,6 +113,11 @@ def _explained(exc: BaseException) -> str:
                 f"damaged or is not a database; {_DEBUG} to see which")
     if _is(exc, "requests", "RequestException") or _is(exc, "urllib3", "HTTPError") or \
             isinstance(exc, (ConnectionError, TimeoutError)) or _is(exc, "socket", "gaierror"):
+        url = getattr(getattr(exc, "request", None), "url", None)
+        if isinstance(url, str) and url:  # requests names the URL it tried: the file to put in place
+            return (f"downloading {url} failed ({kind}: {text}){at}: retry with network access, or fetch it where "
+                    f"there is network and put it where its dataset expects it ($IR_DATASETS_HOME for an ir_datasets "
+                    f"id; docs/datasets.md); {_DEBUG}")
         return (f"{kind}: {text}{at}: a download or connection failed; put the files in place (docs/datasets.md) to "
                 f"work offline, or retry with network access; {_DEBUG}")
     if _is(exc, "struct", "error") or _is(exc, "pickle", "UnpicklingError") or _is(exc, "zlib", "error") or \

@@ -119,8 +119,9 @@ def _read_pickle(spec: DatasetSpec, key: str) -> Optional[Tables]:
             tables = pickle.load(handle)
     except FileNotFoundError:
         return None
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError) as exc:
-        _log.info("ignoring the unreadable parsed copy of %s (%s)", spec.id, exc)
+    except Exception as exc:  # damaged (UnpicklingError, EOFError, ValueError, OverflowError, MemoryError, ...), or
+        # written by other code (AttributeError, ImportError): a copy, parsed again from the files it came from
+        _log.info("ignoring the unreadable parsed copy of %s (%s: %s)", spec.id, type(exc).__name__, exc)
         return None
     finally:
         if collecting:

@@ -92,14 +92,31 @@ class ChatClient:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        """A connection to the cache file for one transaction (committed on success), closed afterwards."""
-        connection = sqlite3.connect(str(self.cache_path), timeout=60)
+        """A connection to the cache file for one transaction (committed on success), closed afterwards; an SQLite
+        error is a :class:`GenerationError` naming the file and what to do (:meth:`_cache_error`)."""
+        try:
+            connection = sqlite3.connect(str(self.cache_path), timeout=60)
+        except sqlite3.Error as exc:
+            raise self._cache_error(exc) from exc
         try:
             connection.execute("PRAGMA journal_mode=WAL")
             with connection:
                 yield connection
+        except sqlite3.Error as exc:
+            raise self._cache_error(exc) from exc
         finally:
             connection.close()
+
+    def _cache_error(self, exc: sqlite3.Error) -> GenerationError:
+        """What to say when the cache file cannot be used: damaged (or not a database) is for the user to move aside
+        (it holds only replies already received), anything else (locked, a read-only folder) named as it is."""
+        where = f"the reply cache {self.cache_path}"
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+            return GenerationError(f"{where} is damaged or is not an SQLite database (SQLite: {exc}): move it aside or "
+                                   "delete it (it holds only replies already received, which are asked for again), or "
+                                   "give another --cache, or --no-cache")
+        return GenerationError(f"{where} cannot be used (SQLite: {exc}): check that its folder is writable and that no "
+                               "other process holds it, or give another --cache, or --no-cache")
 
     def complete(self, messages: list, seed: int) -> Completion:
         """The reply to ``messages`` sampled with ``seed``: from the cache, else from the endpoint (then cached)."""

