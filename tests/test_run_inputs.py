@@ -173,6 +173,27 @@ def test_the_library_parser_of_the_commands_refuses_them_too():
     assert str(parse_measure("rKL(ties='trec_eval')@10")) == "rKL(ties='trec_eval')@10"
 
 
+def test_pm_parse_measure_is_the_library_parser_that_refuses_a_repeated_parameter():
+    """One policy for a parameter given twice: ir_measures' parser collects the parameters into a dict (the last value
+    of a repeat; @k over cutoff=) before it calls the measure, so no measure can see the repeat; pm.parse_measure,
+    the commands' parser, refuses it in Python too. ir_measures.parse_measure keeps the last value, as
+    docs/getting-started.md says: this test fails when that changes, and the docs with it."""
+    import ir_measures
+
+    import pairmeasures as pm
+
+    for text, message in (("Duo(ties='system', ties='trec_eval')@10", r"ties is given twice \('system' and 'trec_eval'\)"),
+                          ("Duo(cutoff=5)@10", r"cutoff is given twice \(5 and @10\)"),
+                          ("rKL(protected='a', protected='b')", "protected is given twice"),
+                          ("nDCG(ties='system')@5", "nDCG has no parameter 'ties'")):
+        with pytest.raises(ValueError, match=message):
+            pm.parse_measure(text)
+    assert pm.parse_measure("Duo(ties='trec_eval')@10") == pm.Duo(ties="trec_eval") @ 10
+    assert "parse_measure" in pm.__all__ and pm.parse_measure is pm.measures.parse_measure
+    assert ir_measures.parse_measure("Duo(ties='system', ties='trec_eval')@10") == pm.Duo(ties="trec_eval") @ 10
+    assert ir_measures.parse_measure("Duo(cutoff=5)@10") == pm.Duo @ 10
+
+
 # --- the audit --------------------------------------------------------------------------------------------------
 
 @pytest.fixture

@@ -27,6 +27,7 @@ import typing as _typing
 from .base import *  # the contract a measure implements: PairMeasure, MeasureValues, SideInput, warnings, params
 from .delta_prf import *
 from .group import GroupFairnessMeasure as GroupFairnessMeasure
+from .parsing import parse_measure as parse_measure
 from .pooled import pooled as pooled
 from .pooled import pooled_value as pooled_value
 from .provider import *
