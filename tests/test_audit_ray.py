@@ -3,19 +3,22 @@ partitions with PyTerrier's ``.parallel(N, backend="ray")``, on a private local 
 
 The same audit of the embedded demo corpus runs locally and on Ray, each in a fresh cache: every per-query value and
 leaderboard figure must agree, the Ray run must have embedded through the pool and re-ranked on query partitions
-(its manifest says so), a warm rerun must not start Ray, and nothing the run started may outlive it."""
+(its manifest says so), a warm rerun must not start Ray, and nothing the run started may outlive it: no process of
+its session, nor one of any session that has its TMPDIR or names it (Ray's), nor Ray's session folder."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
-import psutil
 import pytest
+from ray_survivors import describe, kill, of_the_run, private_tmpdir, ray_folders
 from test_neural_stages import save_tiny_cross_encoder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,9 +27,14 @@ pytest.importorskip("pyterrier_alpha")
 
 
 def audit(cache: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
+    """``pairmeasures audit`` in a session of its own with a TMPDIR of its own (where its local Ray's session folder
+    goes); when it has returned, no process of the run may be left (:func:`ray_survivors.of_the_run`), nor Ray's
+    folder."""
+    temporary = private_tmpdir()
     environment = {**os.environ, "PAIRMEASURES_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1",
-                   "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "PYTHONPATH": str(ROOT)}
+                   "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "PYTHONPATH": str(ROOT), "TMPDIR": temporary}
     environment.pop("RAY_ADDRESS", None)
+    since = time.time()
     process = subprocess.Popen([sys.executable, "-m", "pairmeasures", "audit", "--out", str(out), *args],
                                env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
@@ -37,19 +45,15 @@ def audit(cache: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
         process.communicate()  # (closes its pipes)
         raise
     finally:
-        left = [p for p in psutil.process_iter() if _session(p) == process.pid and p.pid != process.pid]
-        for survivor in left:
-            survivor.kill()
-    assert not left, f"processes outlived the audit: {[p.pid for p in left]}"
+        left = of_the_run(process.pid, temporary, since)
+        described = [describe(p) for p in left]
+        kill(left)
+        folders = ray_folders(temporary)
+        shutil.rmtree(temporary, ignore_errors=True)
+    assert not described, f"processes outlived the audit: {described}"
+    assert not folders, f"the audit's local Ray left its folder: {folders}"
     assert process.returncode == 0, stderr[-4000:]
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-
-
-def _session(process: psutil.Process):
-    try:
-        return os.getsid(process.pid)
-    except (ProcessLookupError, PermissionError):
-        return None
 
 
 @pytest.fixture(scope="module")

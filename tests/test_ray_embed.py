@@ -24,6 +24,7 @@ os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # before ray is imported:
 import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 import pytest  # noqa: E402
+from ray_survivors import describe, kill, of_the_run, private_tmpdir, ray_folders  # noqa: E402
 from test_embed_command import CHECKOUT, small_corpus  # noqa: E402
 
 from pairmeasures._owned import MARKER  # noqa: E402
@@ -92,18 +93,34 @@ def same_as_reference(reference, cache: Path) -> None:
 
 
 def start_cli(cache: Path, *args: str, **env: str) -> subprocess.Popen:
+    """``pairmeasures embed ARGS --json`` in a session of its own, with a TMPDIR of its own (``env`` may name one)
+    where its local Ray's session folder goes: :func:`finish` checks that nothing of the run outlives it."""
+    env.setdefault("TMPDIR", private_tmpdir())
     environment = {**os.environ, **env, "PAIRMEASURES_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1",
                    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
                    "PYTHONPATH": os.pathsep.join(filter(None, [CHECKOUT, os.environ.get("PYTHONPATH")]))}
-    return subprocess.Popen([sys.executable, "-c", RAY_CLI, "embed", *args, "--json"], env=environment,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    since = time.time()
+    process = subprocess.Popen([sys.executable, "-c", RAY_CLI, "embed", *args, "--json"], env=environment,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process.run_tmpdir, process.run_since = env["TMPDIR"], since
+    return process
 
 
 def finish(process: subprocess.Popen, timeout: float = 600) -> dict:
+    """The run's JSON report, once it has ended with status 0 and left no process (of its session, or of Ray's in
+    any session: :func:`ray_survivors.of_the_run`) and no local Ray folder behind."""
+    temporary = process.run_tmpdir
     try:
         out, err = process.communicate(timeout=timeout)
     finally:
+        left = of_the_run(process.pid, temporary, process.run_since)
+        described = [describe(p) for p in left]
+        kill(left)
         stop_group(process)
+        folders = ray_folders(temporary)
+        shutil.rmtree(temporary, ignore_errors=True)
+    assert not described, f"processes outlived the run: {described}"
+    assert not folders, f"the run's local Ray left its folder: {folders}"
     assert process.returncode == 0, err[-3000:]
     assert out.count("\n") == 1, f"stdout is not one JSON line: {out[-3000:]!r}"
     return json.loads(out)

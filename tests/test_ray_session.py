@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from ray_survivors import kill, of_the_run, private_tmpdir
 from test_embed_command import CHECKOUT, WITHOUT_RAY, small_corpus
 
 pytest.importorskip("ray")
@@ -170,3 +171,30 @@ def test_a_left_over_session_whose_driver_and_watchdog_are_gone_is_cleaned_at_th
         agent.stdout.close()
     assert not stale.exists()
     assert (alive / raywatch.MARKER).is_file() and (foreign / "notes.txt").is_file()
+
+
+DETACHING = """import os, subprocess, sys
+sleeper = [sys.executable, "-c", "import sys, time; time.sleep(600)"]
+subprocess.Popen(sleeper, start_new_session=True)  # as Ray's watchdog: a session of its own, the run's TMPDIR
+subprocess.Popen(sleeper + [os.path.join(os.environ["TMPDIR"], "pm-ray-x", "session_1")], start_new_session=True,
+                 env={"PATH": os.environ.get("PATH", "")})  # as Ray's GCS: the session folder on its command line
+"""
+
+
+def test_the_ray_tests_find_what_a_run_detached_into_sessions_of_their_own(tmp_path):
+    """What tests/test_audit_ray.py and test_ray_embed.py check after a run: the processes of its session, and those it
+    detached into sessions of their own, known by its private TMPDIR in their environment or on their command line
+    (the check of the run's session alone saw none of these)."""
+    temporary, other = private_tmpdir(), private_tmpdir()
+    since = time.time()
+    run = subprocess.Popen([sys.executable, "-c", DETACHING], env={**os.environ, "TMPDIR": temporary},
+                           start_new_session=True)
+    try:
+        assert run.wait(timeout=120) == 0
+        left = of_the_run(run.pid, temporary, since)
+        assert len(left) == 2 and all(os.getsid(p.pid) not in (run.pid, os.getsid(0)) for p in left), left
+        assert not of_the_run(run.pid, other, since)  # another run's TMPDIR: none of them
+    finally:
+        kill(of_the_run(run.pid, temporary, since))
+        os.rmdir(temporary)
+        os.rmdir(other)
