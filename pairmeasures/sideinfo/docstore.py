@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator, Optional
 
 from .._owned import discard, put_in_place
-from ..sideinfo.beir import DataFileError, json_record, record_text
-from ..sideinfo.memo import CacheWarning, sha256_file
+from .beir import DataFileError, json_record, record_text
+from .memo import CacheWarning, sha256_file
 
 __all__ = ["DocStore", "STORE_FORMAT", "folder_store", "stores_folder"]
 
@@ -47,7 +47,7 @@ _CHUNK = 500
 
 def stores_folder() -> Path:
     """Where corpus stores live: ``corpora/`` in the pairmeasures cache folder (``$PAIRMEASURES_CACHE_DIR``)."""
-    from ..sideinfo.cache import default_cache_path
+    from .cache import default_cache_path
 
     return default_cache_path().parent / "corpora"
 
