@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional
 
-from .beir import check_text_field, existing, fit_frame, fit_pairs, read_labels, read_qrels, read_records, record_text
+from .beir import check_text_field, existing, fit_frame, fit_pairs, read_labels, read_qrels, read_records
 from .memo import content_key
 
 if TYPE_CHECKING:
@@ -134,8 +134,7 @@ class StoredFolder:
 
     def iter_texts(self, text: str = "text") -> Iterator[str]:
         """The ``text`` field(s) of every document, in file order, streamed from the store."""
-        field = check_text_field(text)
-        return (record_text(record, field) for _, record in self.store())
+        return self.store().iter_texts(check_text_field(text))
 
     def fit_frame(self, text: str = "text") -> "pd.DataFrame":
         """One row per (query, fit document): ``qid``, ``docno``, ``text``, and ``label`` (the gold group) when the

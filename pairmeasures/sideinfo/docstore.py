@@ -209,6 +209,17 @@ class DocStore:
             db.close()
 
 
+    def iter_texts(self, text: str = "text") -> Iterator[str]:
+        """The ``text`` field(s) of every document (see :meth:`texts`), in file order, streamed on a connection of its
+        own without parsing the documents' other fields."""
+        db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        try:
+            for row in db.execute("SELECT text, title FROM docs ORDER BY line"):
+                yield record_text({"text": row[0], "title": row[1]}, text)
+        finally:
+            db.close()
+
+
 def _record(text: str, title: Optional[str], extra: str) -> dict:
     record = json.loads(extra)
     record["text"] = text
