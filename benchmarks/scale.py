@@ -316,16 +316,24 @@ def markdown(results: dict) -> str:
     read = {r["passages"]: r for r in results["stages"].get("resources-read", [])}
     lazy = {r["passages"]: r for r in results["stages"].get("resources", []) if r["passages"] in read}
     if lazy:
-        lines += ["", "`resources`: EXP (`beir:DIR`), TExFAIR and NFaiRR over the collection (`corpus:DIR`) on every query, "
-                      f"Duo (`pca:DIR`) on {POLARITY_QUERIES}, as `pairmeasures eval` evaluates them, the folder read "
-                      "through its on-disk store; `resources-read`: the same resources built from `read_beir` (the whole "
-                      "corpus in memory, as before), in the same run, with the same values; `resources-first`: "
-                      "`resources` with the polarity texts not yet embedded. Peak RSS, store against read_beir: " + ", ".join(
-                          f"{lazy[n]['peak_rss_mib']:.0f} vs {read[n]['peak_rss_mib']:.0f} MiB "
-                          f"({lazy[n]['peak_rss_mib'] / read[n]['peak_rss_mib']:.2f}×) at {n:,}" for n in sorted(lazy))
-                  + "; CPU seconds of the step: " + ", ".join(
-                          f"{lazy[n]['step_cpu_s']:.1f} vs {read[n]['step_cpu_s']:.1f} at {n:,}" for n in sorted(lazy))
-                  + "."]
+        sizes = sorted(lazy)
+        dates = sorted({r.get("measured_on", results["measured_on"]) for r in lazy.values()})
+
+        def per_100k(rows: dict) -> float:  # MiB of peak RSS per 100,000 more passages, smallest to largest size
+            return (rows[sizes[-1]]["peak_rss_mib"] - rows[sizes[0]]["peak_rss_mib"]) / (sizes[-1] - sizes[0]) * 1e5
+
+        lines += ["", f"`resources` (measured {', '.join(dates)}): EXP (`beir:DIR`), TExFAIR and NFaiRR over the "
+                      f"collection (`corpus:DIR`) on every query, Duo (`pca:DIR`) on {POLARITY_QUERIES}, as `pairmeasures "
+                      "eval` evaluates them, the folder read through its on-disk store; `resources-read`: the same "
+                      "resources built from `read_beir` (the whole corpus in memory, once for `corpus:` and once for "
+                      "`pca:`, as before), in the same run, with the same values; `resources-first`: `resources` with the "
+                      "polarity texts not yet embedded (its peak is the model's). Peak RSS, store against read_beir: "
+                      + ", ".join(f"{lazy[n]['peak_rss_mib']:.0f} vs {read[n]['peak_rss_mib']:.0f} MiB "
+                                  f"({lazy[n]['peak_rss_mib'] / read[n]['peak_rss_mib']:.2f}×) at {n:,}" for n in sizes)
+                      + f"; growth {per_100k(lazy):.1f} vs {per_100k(read):.0f} MiB per 100,000 passages (linear in the "
+                        "corpus for read_beir: the power-law fit's 8.8M figure understates it); CPU seconds of the step: "
+                      + ", ".join(f"{lazy[n]['step_cpu_s']:.1f} vs {read[n]['step_cpu_s']:.1f} at {n:,}" for n in sizes)
+                      + "."]
     if results.get("embedding"):
         e = results["embedding"]
         lines += ["", f"Embedding (not in the sweep: its cost is per measured text): {e['texts_per_cpu_s']} MS "
@@ -374,7 +382,7 @@ def main() -> None:
         print(f"{size:,} passages ({corpus_mib:.0f} MiB) written in {time.perf_counter() - started:.0f} s", flush=True)
         for name in stages:
             row = measured(name, place / "corpus", place, place / "cache", args.audit_depth, size)
-            row.update(passages=size, corpus_mib=round(corpus_mib, 1))
+            row.update(passages=size, corpus_mib=round(corpus_mib, 1), measured_on=time.strftime("%Y-%m-%d", time.gmtime()))
             results["stages"][name].append(row)
             if name == "resources":
                 same_values(results, size)

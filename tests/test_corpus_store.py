@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from pairmeasures.datasets.corpus import open_corpus
-from pairmeasures.sideinfo.docstore import stores_folder
 from pairmeasures.sideinfo.beir import DataFileError, read_beir
+from pairmeasures.sideinfo.docstore import stores_folder
 from pairmeasures.sideinfo.memo import clear_caches, sha256_file
 
 
