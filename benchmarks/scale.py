@@ -344,7 +344,8 @@ def markdown(results: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 300_000])
-    parser.add_argument("--stages", nargs="+", choices=STAGES, default=STAGES, help="the stages measured (default: all)")
+    parser.add_argument("--stages", nargs="+", choices=STAGES, default=STAGES, help="the stages measured, run in the order above (default: all); 'store resources-first resources-read "
+                             "resources' compares the resources naming the folder with read_beir's at each size")
     parser.add_argument("--add", action="store_true",
                         help="add these sizes to results/scale.json (e.g. --sizes 1000000 --add) and fit again")
     parser.add_argument("--work", type=Path, help="folder for the corpora and caches (default: a temporary one)")
