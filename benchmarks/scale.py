@@ -22,7 +22,17 @@ system, the process and its threads) and peak RSS of that process; inside, the C
 - ``evaluate-whole``: the same without the cut (every measure over the whole run: the audit before the cut);
 - ``audit``: ``pairmeasures audit --systems bm25`` end to end over the same cache (the store and index found, the
   run computed), the measures above, 1,000 bootstrap resamples, at ``--audit-depth`` (default 100: the audit's
-  cut-off curves and plots cost per ranked row, not per corpus passage; 1000 is the full depth).
+  cut-off curves and plots cost per ranked row, not per corpus passage; 1000 is the full depth);
+- ``resources-first``, ``resources-read``, ``resources``: measures whose side information names the folder, as
+  ``pairmeasures eval`` evaluates them (no profile, no index): ``EXP(group='beir:DIR')@10`` (group exposure),
+  ``TExFAIR(text='corpus:DIR')@10``, ``NFaiRR(background='collection', text='corpus:DIR')@10`` over a seeded run of
+  every query (its judged passage, its two labelled ones and seven random ones) and
+  ``Duo(polarity='pca:DIR?positive=female')@10`` over its first 20 queries. ``resources`` reads the folder as the
+  package does (the store the ``store`` stage built, texts fetched by id); ``resources-read`` is the baseline, the
+  same resources built as before, from ``read_beir``'s whole corpus in memory (``_whole_corpus.py``), in the same
+  run; ``resources-first`` is ``resources`` run first, on the size's new cache folder (it embeds the polarity
+  texts, which the other two then find cached, so that they compare reading, not embedding). The values of ``resources`` and
+  ``resources-read`` must be equal, else the run stops.
 
 Growth exponents are least-squares slopes of log(cost) on log(passages), and each stage is extrapolated to MS
 MARCO's 8,841,823 passages as ``a * N**b`` fitted on the measured sizes. Embedding is not in the sweep (its cost is
@@ -31,7 +41,8 @@ rate per CPU-second.
 
 Writes results/scale.json and results/scale.md.
 
-Usage: python benchmarks/scale.py [--sizes 10000 100000 300000] [--work DIR] [--embed 256] [--data DIR]
+Usage: python benchmarks/scale.py [--sizes 10000 100000 300000] [--stages ...] [--add] [--work DIR] [--embed 256]
+[--data DIR]
 """
 
 from __future__ import annotations
@@ -53,7 +64,12 @@ from _common import RESULTS, data_option, save
 MSMARCO_PASSAGES = 8_841_823
 WORDS = 57
 MEASURES = ["nDCG@10", "RR@10", "NFaiRR@10", "TExFAIR@10", "RaB@10", "ARaB@10"]
-STAGES = ["store", "profile", "index", "retrieve", "annotate", "evaluate", "evaluate-whole", "audit"]
+STAGES = ["store", "profile", "index", "retrieve", "annotate", "evaluate", "evaluate-whole", "audit", "resources-first",
+          "resources-read", "resources"]
+#: The stages that evaluate measures naming the folder as a resource (``resource_stage``).
+RESOURCE_STAGES = ("resources-first", "resources-read", "resources")
+#: Queries whose Duo@10 the resource stages evaluate with ``pca:DIR`` (their fit and ranked texts are embedded).
+POLARITY_QUERIES = 20
 
 
 def write_corpus(data: Path, folder: Path, size: int, seed: int = 0) -> int:
@@ -86,11 +102,65 @@ def write_corpus(data: Path, folder: Path, size: int, seed: int = 0) -> int:
     return len(queries)
 
 
-def stage(name: str, folder: Path, work: Path, audit_depth: int = 100) -> dict:
+def resource_run(folder: Path, passages: int, seed: int = 0) -> tuple:
+    """``(qrels, run)`` of the resource stages: per query its judged passage, its two labelled passages and seven
+    random ones (seeded), scored at random."""
+    import numpy as np
+    import pandas as pd
+
+    qrels = pd.read_csv(folder / "qrels" / "test.tsv", sep="\t", dtype=str)
+    labels = pd.read_csv(folder / "labels.tsv", sep="\t", dtype=str)
+    rng = np.random.default_rng(seed)
+    queries = qrels["query-id"].unique()
+    extra = pd.DataFrame({"query-id": np.repeat(queries, 7),
+                          "corpus-id": [f"p{n}" for n in rng.integers(0, passages, 7 * len(queries))]})
+    pairs = pd.concat([qrels[["query-id", "corpus-id"]], labels[["query-id", "corpus-id"]], extra]).drop_duplicates()
+    run = pd.DataFrame({"query_id": pairs["query-id"].to_numpy(), "doc_id": pairs["corpus-id"].to_numpy(),
+                        "score": rng.random(len(pairs))})
+    qrels = pd.DataFrame({"query_id": qrels["query-id"], "doc_id": qrels["corpus-id"],
+                          "relevance": qrels["score"].astype(int)})
+    return qrels, run
+
+
+def resource_stage(name: str, folder: Path, passages: int) -> dict:
+    """The measures of the resource stages (module docstring), through the package's resources or, for
+    ``resources-read``, through those built from ``read_beir`` (``wholebeir:``...)."""
+    import warnings
+
+    import ir_measures
+
+    from pairmeasures.measures.parsing import parse_measures
+
+    qrels, run = resource_run(folder, passages)
+    start = time.process_time()
+    prefix = ""
+    if name == "resources-read":
+        from _whole_corpus import register_whole_corpus_schemes
+
+        register_whole_corpus_schemes()
+        prefix = "whole"
+    names = [f"EXP(group='{prefix}beir:{folder}')@10", f"TExFAIR(text='{prefix}corpus:{folder}')@10",
+             f"NFaiRR(background='collection',text='{prefix}corpus:{folder}')@10"]
+    polarity = f"Duo(polarity='{prefix}pca:{folder}?positive=female')@10"
+    few = set(run["query_id"].unique()[:POLARITY_QUERIES])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # degenerate queries and documents without labels: the same in both
+        values = ir_measures.calc_aggregate(parse_measures(names), qrels, run)
+        values.update(ir_measures.calc_aggregate(parse_measures([polarity]), qrels[qrels["query_id"].isin(few)],
+                                                 run[run["query_id"].isin(few)]))
+    spent = time.process_time() - start
+    return {"step_cpu_s": spent, "rows": len(run), "polarity_queries": len(few),
+            "values": {str(m).replace(f"{prefix}beir:", "beir:").replace(f"{prefix}corpus:", "corpus:")
+                       .replace(f"{prefix}pca:", "pca:").replace(str(folder), "DIR"): float(v) for m, v in values.items()}}
+
+
+def stage(name: str, folder: Path, work: Path, audit_depth: int = 100, passages: int = 0) -> dict:
     """Run one stage in this process; what it measured."""
     from pairmeasures.datasets.corpus import open_corpus
     from pairmeasures.datasets.profile import load_profile
 
+    if name in RESOURCE_STAGES:
+        return resource_stage(name, folder, passages)
     run_file = work / "run.pkl"
     if name == "audit":
         from pairmeasures.apps.cli import main
@@ -152,13 +222,13 @@ def stage(name: str, folder: Path, work: Path, audit_depth: int = 100) -> dict:
             "values": {m: float(v) for m, v in table.groupby("measure")["value"].mean().items()}}
 
 
-def measured(name: str, folder: Path, work: Path, cache: Path, audit_depth: int) -> dict:
+def measured(name: str, folder: Path, work: Path, cache: Path, audit_depth: int, passages: int = 0) -> dict:
     """One stage in a fresh process: its own report, plus the process's CPU seconds and peak RSS (``os.wait4``)."""
     env = {**os.environ, "PAIRMEASURES_CACHE_DIR": str(cache), "OMP_NUM_THREADS": "1"}
     report = work / f"{name}.json"
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, __file__, "--stage", name, "--folder", str(folder), "--work", str(work),
-                              "--audit-depth", str(audit_depth)],
+                              "--audit-depth", str(audit_depth), "--passages", str(passages)],
                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert child.stderr is not None
     errors = child.stderr.read()
@@ -243,6 +313,27 @@ def markdown(results: dict) -> str:
             "than 1,000 passages ranks fewer). `annotate` and `evaluate` cost per ranked row, not per passage: their "
             "exponents follow the rows' growth from 10k passages and overstate what more passages cost; at MS MARCO's "
             "size they stay near their 1M-row values."]
+    read = {r["passages"]: r for r in results["stages"].get("resources-read", [])}
+    lazy = {r["passages"]: r for r in results["stages"].get("resources", []) if r["passages"] in read}
+    if lazy:
+        sizes = sorted(lazy)
+        dates = sorted({r.get("measured_on", results["measured_on"]) for r in lazy.values()})
+
+        def per_100k(rows: dict) -> float:  # MiB of peak RSS per 100,000 more passages, smallest to largest size
+            return (rows[sizes[-1]]["peak_rss_mib"] - rows[sizes[0]]["peak_rss_mib"]) / (sizes[-1] - sizes[0]) * 1e5
+
+        lines += ["", f"`resources` (measured {', '.join(dates)}): EXP (`beir:DIR`), TExFAIR and NFaiRR over the "
+                      f"collection (`corpus:DIR`) on every query, Duo (`pca:DIR`) on {POLARITY_QUERIES}, as `pairmeasures "
+                      "eval` evaluates them, the folder read through its on-disk store; `resources-read`: the same "
+                      "resources built from `read_beir` (the whole corpus in memory, once for `corpus:` and once for "
+                      "`pca:`, as before), in the same run, with the same values; `resources-first`: `resources` with the "
+                      "polarity texts not yet embedded (its peak is the model's). Peak RSS, store against read_beir: "
+                      + ", ".join(f"{lazy[n]['peak_rss_mib']:.0f} vs {read[n]['peak_rss_mib']:.0f} MiB "
+                                  f"({lazy[n]['peak_rss_mib'] / read[n]['peak_rss_mib']:.2f}×) at {n:,}" for n in sizes)
+                      + f"; growth {per_100k(lazy):.1f} vs {per_100k(read):.0f} MiB per 100,000 passages (linear in the "
+                        "corpus for read_beir: the power-law fit's 8.8M figure understates it); CPU seconds of the step: "
+                      + ", ".join(f"{lazy[n]['step_cpu_s']:.1f} vs {read[n]['step_cpu_s']:.1f} at {n:,}" for n in sizes)
+                      + "."]
     if results.get("embedding"):
         e = results["embedding"]
         lines += ["", f"Embedding (not in the sweep: its cost is per measured text): {e['texts_per_cpu_s']} MS "
@@ -253,7 +344,8 @@ def markdown(results: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 300_000])
-    parser.add_argument("--stages", nargs="+", choices=STAGES, default=STAGES, help="the stages measured (default: all)")
+    parser.add_argument("--stages", nargs="+", choices=STAGES, default=STAGES, help="the stages measured, run in the order above (default: all); 'store resources-first resources-read "
+                             "resources' compares the resources naming the folder with read_beir's at each size")
     parser.add_argument("--add", action="store_true",
                         help="add these sizes to results/scale.json (e.g. --sizes 1000000 --add) and fit again")
     parser.add_argument("--work", type=Path, help="folder for the corpora and caches (default: a temporary one)")
@@ -264,11 +356,13 @@ def main() -> None:
     parser.add_argument("--data", **data_option())
     parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--passages", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.data:  # the stage processes are started without --data: they read it from the environment
         os.environ["PAIRMEASURES_DATA"] = str(Path(args.data).resolve())
     if args.stage:
-        (args.work / f"{args.stage}.json").write_text(json.dumps(stage(args.stage, args.folder, args.work, args.audit_depth)))
+        (args.work / f"{args.stage}.json").write_text(json.dumps(stage(args.stage, args.folder, args.work, args.audit_depth,
+                                                                       args.passages)))
         return
     work = args.work or Path(tempfile.mkdtemp(prefix="pairmeasures-scale-"))
     results: dict = {"sizes": [], "audit_depth": args.audit_depth, "stages": {name: [] for name in STAGES},
@@ -288,9 +382,11 @@ def main() -> None:
         corpus_mib = (place / "corpus" / "corpus.jsonl").stat().st_size / 2**20
         print(f"{size:,} passages ({corpus_mib:.0f} MiB) written in {time.perf_counter() - started:.0f} s", flush=True)
         for name in stages:
-            row = measured(name, place / "corpus", place, place / "cache", args.audit_depth)
-            row.update(passages=size, corpus_mib=round(corpus_mib, 1))
+            row = measured(name, place / "corpus", place, place / "cache", args.audit_depth, size)
+            row.update(passages=size, corpus_mib=round(corpus_mib, 1), measured_on=time.strftime("%Y-%m-%d", time.gmtime()))
             results["stages"][name].append(row)
+            if name == "resources":
+                same_values(results, size)
             print(f"  {name}: {row['step_cpu_s']:.1f} CPU-s step, {row['process_cpu_s']:.1f} CPU-s process, "
                   f"peak {row['peak_rss_mib']:.0f} MiB", flush=True)
             record(results)  # after every stage: an interrupted sweep keeps what it measured
@@ -299,6 +395,20 @@ def main() -> None:
     if args.embed:
         results["embedding"] = embedding_rate(Path(args.data), args.embed + 8)
     print(json.dumps(record(results)["growth"], indent=1))
+
+
+def same_values(results: dict, size: int) -> None:
+    """Stop the run unless the resources read through the store gave ``read_beir``'s values at ``size``."""
+    rows = {name: next((r for r in results["stages"].get(name, []) if r.get("passages") == size), None)
+            for name in ("resources-read", "resources")}
+    if rows["resources-read"] is None:
+        return
+    old, new = rows["resources-read"]["values"], rows["resources"]["values"]
+    same = old.keys() == new.keys() and all(old[m] == new[m] or (math.isnan(old[m]) and math.isnan(new[m])) for m in old)
+    rows["resources"]["same_values_as_read"] = same
+    if not same:
+        record(results)
+        raise SystemExit(f"at {size:,} passages the resources gave other values than read_beir's: {new} vs {old}")
 
 
 def record(results: dict) -> dict:

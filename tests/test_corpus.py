@@ -55,7 +55,7 @@ def test_gender_labels_make_the_gender_term_list_apply(tmp_path):
 
 def test_version_follows_the_documents_and_opening_reads_nothing(tmp_path, monkeypatch):
     folder = write_folder(tmp_path / "v", {"d1": "pro", "d2": "con", "d3": "pro", "d4": "con"})
-    from pairmeasures.datasets.docstore import stores_folder
+    from pairmeasures.sideinfo.docstore import stores_folder
     from pairmeasures.sideinfo.memo import clear_caches
 
     monkeypatch.setenv("PAIRMEASURES_CACHE_DIR", str(tmp_path / "cache"))

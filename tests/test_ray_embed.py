@@ -298,3 +298,34 @@ def test_a_two_node_cluster_embeds_like_the_local_engine(reference, tmp_path, mo
     finally:
         cluster.shutdown()
         shutil.rmtree(temporary, ignore_errors=True)
+
+
+def test_the_bar_moves_as_the_actor_embeds_not_only_when_its_shard_is_merged(tmp_path):
+    """One actor, one shard of 600 texts: merged once, at the end. The log (stderr redirected to a file, as a batch job
+    keeps it) still gets several intermediate counts while the shard is embedded, as the actor reports its batches."""
+    import re
+
+    corpus = small_corpus(tmp_path / "corpus", 600)
+    log = tmp_path / "embed.log"
+    environment = {**os.environ, "PAIRMEASURES_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
+                   "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "TQDM_DELAY": "0", "TQDM_MININTERVAL": "0.2",
+                   "PYTHONPATH": os.pathsep.join(filter(None, [CHECKOUT, os.environ.get("PYTHONPATH")]))}
+    state = re.compile(r"embedding on Ray:\s+\d+%\|[^|]*\| (\d+)/600 \[")
+    seen: set = set()
+    with log.open("w") as stderr:
+        process = subprocess.Popen([sys.executable, "-c", RAY_CLI, "embed", str(corpus), "--engine", "ray", "--workers",
+                                    "1", "--shard-size", "600", "--batch-size", "16", "--no-index", "--json"],
+                                   env=environment, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                   start_new_session=True)
+        try:
+            while process.poll() is None:
+                seen |= {int(n) for n in state.findall(log.read_text()) if 0 < int(n) < 600}
+                time.sleep(0.2)
+            out = process.communicate(timeout=600)[0]
+        finally:
+            stop_group(process)
+    text = log.read_text()
+    assert process.returncode == 0, text[-3000:]
+    assert json.loads(out)["embedded"] == 600
+    assert "\r" not in text and re.search(r"embedding on Ray: 100%.* 600/600 ", text), text[-3000:]
+    assert len(seen) >= 3, f"only {sorted(seen)} arrived before the end:\n{text[-3000:]}"

@@ -17,7 +17,7 @@ what the audit, the retrieval stages, the document-text stage and the SEME mater
 
 Opening costs nothing: files are read on first use, once per process while they are unchanged. A folder's
 ``corpus.jsonl`` is read once per version of the file into an on-disk store under the cache folder
-(:mod:`~pairmeasures.datasets.docstore`), which later audits and processes open: no corpus is held in memory.
+(:mod:`~pairmeasures.sideinfo.docstore`), which later audits and processes open: no corpus is held in memory.
 """
 
 from __future__ import annotations
@@ -28,14 +28,15 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
-from ..sideinfo.beir import check_text_field, existing, record_text
+from ..sideinfo.beir import check_text_field, record_text
+from ..sideinfo.beirfolder import StoredFolder
 from ..sideinfo.memo import Memo, content_key, sha256_file
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..sideinfo.docstore import DocStore
     from ._loaders import DatasetSpec
-    from .docstore import DocStore
 
 __all__ = ["Corpus", "CorpusSourceError", "MissingDocumentsError", "open_corpus", "GENDER_GROUPS"]
 
@@ -162,89 +163,49 @@ def _digest(value) -> str:
 
 
 class _FolderCorpus(Corpus):
-    """A BEIR-layout folder, read strictly on first use: its ``corpus.jsonl`` into an on-disk store built once per
-    version of the file (:func:`~.docstore.folder_store`), its queries, qrels and labels into memory."""
+    """A BEIR-layout folder, read strictly on first use (:class:`~pairmeasures.sideinfo.beirfolder.StoredFolder`): its
+    ``corpus.jsonl`` into an on-disk store built once per version of the file, its queries, qrels and labels into
+    memory."""
 
     def __init__(self, folder: Path, name: str):
         self.folder = folder
         self.name = name
         self.source = str(folder.resolve())
         self.data = None
-        self._store: Optional["DocStore"] = None
-        self._read: Optional[tuple] = None
+        self.stored = StoredFolder(folder)
 
     @property
     def is_folder(self) -> bool:
         return True
 
-    def _required(self, name: str) -> Path:
-        if not self.folder.is_dir():
-            raise FileNotFoundError(f"{str(self.folder)!r} does not exist or is not a folder; a BEIR-layout folder "
-                                    "holds corpus.jsonl, queries.jsonl and qrels/test.tsv")
-        try:
-            return existing(self.folder, name)
-        except FileNotFoundError:
-            raise FileNotFoundError(f"{str(self.folder)!r} is not a BEIR-layout folder: it has no {name} "
-                                    f"(nor {name}.gz)") from None
-
     def store(self) -> "DocStore":
         """The on-disk store of the folder's documents (built on first use, once per version of ``corpus.jsonl``)."""
-        if self._store is None:
-            from .docstore import folder_store
-
-            self._store = folder_store(self._required("corpus.jsonl"), self.index_name, self.version())
-        return self._store
-
-    def _tables(self) -> tuple:
-        """``(queries, qrels, labels)``, read strictly: qrels and labels name queries and documents of the folder."""
-        if self._read is None:
-            import pandas as pd
-
-            from ..sideinfo.beir import read_labels, read_qrels, read_records
-
-            queries_path, qrels_path = self._required("queries.jsonl"), self._required("qrels/test.tsv")
-            store = self.store()
-            queries = read_records(queries_path, ("_id", "text"),
-                                   lambda i, r: None if isinstance(r["text"], str) else f"record {i!r}: text must be text")
-            columns = ["line", "query_id", "doc_id"]
-            qrels = pd.DataFrame(read_qrels(qrels_path, queries, store), columns=[*columns, "relevance"])
-            qrels = qrels.drop(columns="line").astype({"relevance": "int64"})
-            labels = None
-            try:
-                labels_path = existing(self.folder, "labels.tsv")
-            except FileNotFoundError:
-                pass
-            else:
-                labels = pd.DataFrame(read_labels(labels_path, queries, store),
-                                      columns=[*columns, "group"]).drop(columns="line")
-            self._read = (queries, qrels, labels)
-        return self._read
+        return self.stored.store()
 
     @property
     def index_name(self) -> str:
-        return f"{self.folder.name}-{_digest(self.source)[:8]}"
+        return self.stored.index_name
 
     def version(self) -> str:
         try:
-            corpus = existing(self.folder, "corpus.jsonl")
+            return self.stored.version()
         except FileNotFoundError:
             raise CorpusSourceError(f"{self.folder} has no corpus.jsonl: give a BEIR-layout folder or a dataset id "
                                     "like 'pair/procon'") from None
-        return _digest(content_key(corpus))
 
     def files(self) -> dict:
-        corpus = self._required("corpus.jsonl")
+        corpus = self.stored.required("corpus.jsonl")
         return {str(p.relative_to(self.folder)): self.store().sha256 if p == corpus else sha256_file(p)
                 for p in sorted(self.folder.rglob("*")) if p.is_file() and p.name.split(".")[0] in _FOLDER_FILES}
 
     def query_records(self) -> dict:
-        return self._tables()[0]
+        return self.stored.queries
 
     def qrels(self) -> "pd.DataFrame":
-        return self._tables()[1]
+        return self.stored.qrels
 
     def labels(self) -> Optional["pd.DataFrame"]:
-        return self._tables()[2]
+        return self.stored.labels
 
     def docs_count(self) -> int:
         return len(self.store())

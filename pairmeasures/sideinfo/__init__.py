@@ -12,7 +12,8 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
     malformed rows, empty cells and repeated keys are errors naming the file and line.
 ``beir:DIR``
     The gold group labels of a BEIR-layout folder, ``DIR/labels.tsv`` (``query-id``,
-    ``corpus-id``, ``group``), read with the whole folder by :func:`pairmeasures.sideinfo.beir.read_beir`.
+    ``corpus-id``, ``group``), checked with the whole folder, its documents read into an on-disk store
+    (:class:`pairmeasures.sideinfo.beirfolder.StoredFolder`), not into memory.
 ``irds:DATASET[?fields=title+text]``
     An ``ir_datasets`` dataset by id (``irds:pair/procon``): its gold group labels for rND/rKL/rRD,
     or its documents' text (``fields``, default ``text``) for the term-based measures
@@ -22,8 +23,8 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
     documents of the BEIR folder ``DIR`` or the dataset (:mod:`pairmeasures.sideinfo.polarity`);
     documents are embedded from the run's ``text`` column, else from the folder's or dataset's documents.
 ``corpus:DIR[?fields=title+text]``
-    Document text for the term-based measures, from a BEIR folder's ``corpus.jsonl``
-    (:mod:`pairmeasures.sideinfo.text`).
+    Document text for the term-based measures, from a BEIR folder's ``corpus.jsonl``, looked up by id in
+    its on-disk store (:mod:`pairmeasures.sideinfo.text`).
 
 A source declares what it provides in ``provides`` (``"scores"``, ``"labels"`` or ``"text"``, or a
 tuple of them); a measure refuses a resource of another kind (scores serve as labels, never as text).

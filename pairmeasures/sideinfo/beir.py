@@ -5,8 +5,10 @@ with an ``_id``), ``qrels/test.tsv`` (header ``query-id  corpus-id  score``) and
 ``labels.tsv`` (header ``query-id  corpus-id  group``). Where a plain file is absent, its gzip
 copy (``corpus.jsonl.gz``, as the Hugging Face releases ship) is read instead.
 
-:func:`read_beir` reads such a folder into a :class:`BeirFolder` (for polarity fit sets, ``pca:``,
-``corpus:`` and ``validate-polarity``); the registered datasets use the same line readers.
+:func:`read_beir` reads such a folder into a :class:`BeirFolder`, every document in memory (for
+``validate-polarity`` and training sets); :class:`~pairmeasures.sideinfo.beirfolder.StoredFolder` reads it
+with the same checks but serves the documents from an on-disk store (the ``beir:``, ``corpus:`` and ``pca:``
+resources, polarity fit sets and ``open_corpus``); the registered datasets use the same line readers.
 Side files with any header (``tsv:`` resources) are read by :func:`read_table`.
 """
 
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DataFileError", "numbered_lines", "json_record", "LABELS_HEADER", "QRELS_HEADER", "TEXT_FIELDS", "BeirFolder", "check_text_field",
            "existing", "iter_jsonl", "record_text", "read_records", "iter_tsv", "read_table", "read_pairs", "read_qrels", "read_labels",
-           "read_beir"]
+           "read_beir", "fit_pairs", "fit_frame"]
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 LABELS_HEADER = ("query-id", "corpus-id", "group")
@@ -270,17 +272,27 @@ class BeirFolder:
     def fit_frame(self, text: str = "text") -> "pd.DataFrame":
         """One row per (query, fit document): ``qid``, ``docno``, ``text``, and ``label`` (the gold
         group) when the folder has labels; without labels, the judged relevant documents."""
-        import pandas as pd
-
         check_text_field(text)
-        if self.labels is not None:
-            pairs = self.labels
-        else:
-            pairs = self.qrels[self.qrels["relevance"] > 0].assign(group=None)
-        frame = pd.DataFrame({"qid": pairs["query_id"].to_numpy(), "docno": pairs["doc_id"].to_numpy(),
-                              "text": [self.document_text(d, text) for d in pairs["doc_id"]],
-                              "label": pairs["group"].to_numpy()})
-        return frame if self.labels is not None else frame.drop(columns="label")
+        pairs = fit_pairs(self.qrels, self.labels)
+        return fit_frame(pairs, [self.document_text(d, text) for d in pairs["doc_id"]], self.labels is not None)
+
+
+def fit_pairs(qrels: "pd.DataFrame", labels: Optional["pd.DataFrame"]) -> "pd.DataFrame":
+    """The (query, fit document) pairs of a BEIR-layout folder: its labels (``query_id``, ``doc_id``, ``group``),
+    else its judged relevant documents (``group`` None)."""
+    if labels is not None:
+        return labels
+    return qrels[qrels["relevance"] > 0].assign(group=None)
+
+
+def fit_frame(pairs: "pd.DataFrame", texts: list, labelled: bool) -> "pd.DataFrame":
+    """The fit frame of :func:`fit_pairs`' ``pairs`` with each document's text (``qid``, ``docno``, ``text``, and
+    ``label`` when ``labelled``)."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"qid": pairs["query_id"].to_numpy(), "docno": pairs["doc_id"].to_numpy(),
+                          "text": texts, "label": pairs["group"].to_numpy()})
+    return frame if labelled else frame.drop(columns="label")
 
 
 def _text_fields(required: Sequence[str], optional: Sequence[str] = ()) -> Callable[[str, dict], Optional[str]]:

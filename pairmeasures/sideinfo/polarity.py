@@ -16,6 +16,7 @@ projected out of every embedding before fitting and projecting.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -93,12 +94,14 @@ class FitSet:
 
     @classmethod
     def from_beir(cls, folder, positive: Optional[str] = None, text: str = "text") -> "FitSet":
-        """The labelled (else: judged) documents of each query of a BEIR-layout folder.
+        """The labelled (else: judged) documents of each query of a BEIR-layout folder, their texts fetched from
+        the folder's on-disk store (:class:`~pairmeasures.sideinfo.beirfolder.StoredFolder`), not the whole corpus.
 
         ``text``: ``"text"``, ``"title"``, or ``"title+text"`` (empty titles fall back to the text).
         """
-        data = read_beir(folder)
-        return cls.from_frame(data.fit_frame(text), positive=positive)
+        from .beirfolder import StoredFolder
+
+        return cls.from_frame(StoredFolder(folder).fit_frame(text), positive=positive)
 
     @classmethod
     def from_dataset(cls, dataset, text: str = "text", positive: Optional[str] = None) -> "FitSet":
@@ -376,15 +379,18 @@ def pca_scheme(argument: str) -> PolaritySource:
             raise SideInfoError(f"pca:{argument}: {exc}") from exc
         documents = dataset_text(dataset, location, lambda doc: record_text(doc._asdict(), text))
     else:
+        from .beirfolder import StoredFolder
+
+        data = StoredFolder(location)
         try:
-            data = read_beir(location)
+            frame = data.fit_frame(text)  # the fit documents' texts only; the run's are fetched when looked up
         except FileNotFoundError as exc:
             raise SideInfoError(f"pca:{argument}: {exc}") from None
         try:
-            fit = FitSet.from_frame(data.fit_frame(text), positive=options.get("positive"))
+            fit = FitSet.from_frame(frame, positive=options.get("positive"))
         except PolarityError as exc:
             raise SideInfoError(f"pca:{argument}: {exc} with ?positive=LABEL") from None
-        documents = TextSource(str(data.path), texts={d: data.document_text(d, text) for d in data.corpus})
+        documents = TextSource(str(data.path), loader=data.text_loader(text), iterator=partial(data.iter_texts, text))
     model = PolarityModel(fit=fit, embedder=Embedder(options.get("model") or None),
                           components=int(options.get("components", 1)))
     return PolaritySource(model, documents)

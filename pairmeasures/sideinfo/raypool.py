@@ -23,12 +23,13 @@ import math
 import os
 import pickle
 import socket
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
 from .raysession import LOOPBACK_ENV, RayEngineError, ray_session, require_ray
+from .shardprogress import BatchReporter, ShardCounter, ShardProgress, polled
 from .shards import RUN_FOLDER, Shard, ShardError, ShardStore, plan_shards, shard_id, store_for
 
 __all__ = ["ray_session", "pool_shape", "embed_shards", "RayEngineError", "RayPool", "require_ray", "tokenized",
@@ -82,18 +83,23 @@ def _actor_embedder(model: Optional[str], gpu: bool, batch_size: Optional[int] =
 
 class ShardEmbedder:
     """A Ray Data actor: loads the model once, then embeds each shard it is given (tokenizing it itself) and writes
-    it to the store. A batch holds shards (``shard``: id, ``texts``: a JSON list); the result names each shard,
-    its rows and the node that wrote it."""
+    it to the store, telling ``counter`` (a :class:`~.shardprogress.ShardCounter`, or None) how far it is after its
+    batches. A batch holds shards (``shard``: id, ``texts``: a JSON list); the result names each shard, its rows
+    and the node that wrote it."""
 
-    def __init__(self, model: Optional[str], folder: str, model_key: str, batch_size: Optional[int], gpu: bool):
+    def __init__(self, model: Optional[str], folder: str, model_key: str, batch_size: Optional[int], gpu: bool,
+                 counter=None):
         self.embedder = _actor_embedder(model, gpu, batch_size)
         self.store = ShardStore(folder, model_key)
+        self.counter = counter
 
     def __call__(self, batch: dict) -> dict:
         rows = []
         for shard, texts in zip(batch["shard"], batch["texts"]):
             texts = json.loads(texts)
+            reporter = self.embedder.on_batch = BatchReporter(self.counter, str(shard))
             self.store.write(shard, _check_shard(shard, texts, self.store.model_key), self.embedder.embed(texts))
+            reporter.finish(len(texts))
             rows.append(len(texts))
         return _result(batch["shard"], rows)
 
@@ -111,9 +117,9 @@ def tokenized(model, texts: Sequence[str], batch_size: int) -> bytes:
     return pickle.dumps({"positions": positions, "features": features}, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def from_tokens(model, payload: bytes, half: bool) -> np.ndarray:
+def from_tokens(model, payload: bytes, half: bool, on_batch: Optional[Callable[[int], object]] = None) -> np.ndarray:
     """The vectors of the texts :func:`tokenized` made ``payload`` of, in the texts' order: ``model``'s forward passes
-    (in fp16 autocast with ``half``)."""
+    (in fp16 autocast with ``half``); ``on_batch(texts)`` after each."""
     import torch
 
     from .encoding import forward
@@ -125,6 +131,8 @@ def from_tokens(model, payload: bytes, half: bool) -> np.ndarray:
         if out is None:
             out = np.empty((sum(len(b) for b in data["positions"]), vectors.shape[1]), np.float32)
         out[batch] = vectors
+        if on_batch is not None:
+            on_batch(len(batch))
     return out if out is not None else np.zeros((0, 0), np.float32)
 
 
@@ -145,10 +153,12 @@ class ShardForward:
     The precision is chosen on the first shard as the single-machine path chooses it (fp16 where it agrees with
     fp32 and is faster)."""
 
-    def __init__(self, model: Optional[str], folder: str, model_key: str, batch_size: int, gpu: bool = True):
+    def __init__(self, model: Optional[str], folder: str, model_key: str, batch_size: int, gpu: bool = True,
+                 counter=None):
         self.model = _actor_embedder(model, gpu).load()
         self.store = ShardStore(folder, model_key)
         self.batch_size = batch_size
+        self.counter = counter
         self.half: Optional[bool] = None if gpu else False  # float32 on a CPU
 
     def __call__(self, batch: dict) -> dict:
@@ -161,7 +171,9 @@ class ShardForward:
             if self.half is None:
                 batches = [[texts[i] for i in batch] for batch in length_batches(texts, self.batch_size)]
                 self.half = choose_precision(self.model, batches)[0] == "fp16"
-            self.store.write(shard, keys, from_tokens(self.model, tokens, self.half))
+            reporter = BatchReporter(self.counter, str(shard))
+            self.store.write(shard, keys, from_tokens(self.model, tokens, self.half, on_batch=reporter))
+            reporter.finish(len(texts))
             rows.append(len(texts))
         return _result(batch["shard"], rows)
 
@@ -169,15 +181,32 @@ class ShardForward:
 def embed_shards(ray, shards: Sequence[Shard], store: ShardStore, merge: Callable[[str], int], *,
                  model: Optional[str], workers: int, gpus: int, cpus: int, batch_size: Optional[int] = None,
                  tokenizers: int = 0, where: str = "pass --work a folder on a file system every node and the "
-                                                   "driver share") -> int:
+                                                   "driver share", progress: Optional[ShardProgress] = None) -> int:
     """Embed ``shards`` in a pool of ``workers`` model actors, each with ``gpus`` GPUs and ``cpus`` CPUs (with GPUs
     or not, and ``tokenizers`` > 0, fed by that many :class:`ShardTokenizer` actors), writing into ``store``;
     ``merge(shard id)`` is called in the driver for each shard as it finishes and returns its rows. ``batch_size``:
-    texts per forward pass (default: the device's). Returns the rows merged."""
-    from .encoding import BATCH_SIZES
-
+    texts per forward pass (default: the device's). ``progress``: told the texts the actors have embedded, every
+    second (:mod:`~.shardprogress`), and each shard merged. Returns the rows merged."""
     if not shards:
         return 0
+    counter = ray.remote(num_cpus=0)(ShardCounter).remote() if progress is not None else None
+    try:
+        return _embed_shards(ray, shards, store, merge, model=model, workers=workers, gpus=gpus, cpus=cpus,
+                             batch_size=batch_size, tokenizers=tokenizers, where=where, progress=progress,
+                             counter=counter)
+    finally:
+        if counter is not None:
+            try:
+                ray.kill(counter)
+            except Exception:  # noqa: BLE001 - a session already gone takes its actors with it; the error is the job's
+                pass
+
+
+def _embed_shards(ray, shards: Sequence[Shard], store: ShardStore, merge: Callable[[str], int], *, model, workers,
+                  gpus, cpus, batch_size, tokenizers, where, progress, counter) -> int:
+    """:func:`embed_shards`, with the counter the actors report to (or None)."""
+    from .encoding import BATCH_SIZES
+
     def pool(size: int):
         return ray.data.ActorPoolStrategy(size=size)
 
@@ -192,20 +221,24 @@ def embed_shards(ray, shards: Sequence[Shard], store: ShardStore, merge: Callabl
         embedded = data.map_batches(ShardForward, batch_size=1, batch_format="numpy", num_gpus=gpus or None,
                                     num_cpus=cpus, compute=pool(min(workers, len(items))),
                                     fn_constructor_kwargs={"model": model, "folder": folder, "model_key": model_key,
-                                                           "batch_size": size, "gpu": bool(gpus)})
+                                                           "batch_size": size, "gpu": bool(gpus), "counter": counter})
     else:
         embedded = data.map_batches(
             ShardEmbedder, batch_size=1, batch_format="numpy", compute=pool(min(workers, len(items))),
             num_gpus=gpus or None, num_cpus=cpus,
             fn_constructor_kwargs={"model": model, "folder": folder, "model_key": model_key, "batch_size": batch_size,
-                                   "gpu": bool(gpus)})
+                                   "gpu": bool(gpus), "counter": counter})
     done = 0
-    for row in embedded.iter_rows():
-        if not (store.folder / f"{row['shard']}.done").is_file():
-            raise RayEngineError(
-                f"shard {row['shard']} was written by a worker on {row['node']} into {store.folder}, but the driver "
-                f"does not see it there: on a cluster of several machines {where}")
-        done += merge(str(row["shard"]))
+    with polled(ray, counter, progress) if progress is not None else nullcontext():
+        for row in embedded.iter_rows():
+            if not (store.folder / f"{row['shard']}.done").is_file():
+                raise RayEngineError(
+                    f"shard {row['shard']} was written by a worker on {row['node']} into {store.folder}, but the "
+                    f"driver does not see it there: on a cluster of several machines {where}")
+            rows = merge(str(row["shard"]))
+            if rows and progress is not None:
+                progress.merged(str(row["shard"]))
+            done += rows
     return done
 
 
@@ -284,8 +317,9 @@ class RayPool:
     def embed(self, embedder, keys: list, texts: list, *, store: Optional[ShardStore] = None,
               progress: Optional[Callable[[int], object]] = None) -> int:
         """Embed ``texts`` (with their ``keys``) into ``embedder``'s cache through shards in ``store`` (default:
-        the model's); ``progress(rows)`` is called as each shard is merged. Shards that come back damaged are
-        embedded again (twice at most). Returns the rows embedded."""
+        the model's); ``progress(rows)`` is called with the texts newly embedded as the actors report them (every
+        second: :mod:`~.shardprogress`) and as shards are merged, adding up to ``len(texts)``. Shards that come back
+        damaged are embedded again (twice at most). Returns the rows embedded."""
         if not keys:
             return 0
         cache = embedder.cache
@@ -300,23 +334,22 @@ class RayPool:
         shards = plan_shards(keys, texts, size, embedder.key)
         model = None if embedder.model_name == DEFAULT_MODEL else embedder.model_name  # actors load it by the same rule
         failed: list = []
+        tracker = ShardProgress([(s.id, len(s.keys)) for s in shards], progress) if progress is not None else None
 
         def merge(shard: str) -> int:
             try:
-                rows = store.merge(shard, cache)
+                return store.merge(shard, cache)
             except ShardError:
                 store.remove(shard)
                 failed.append(shard)
                 return 0
-            if progress is not None:
-                progress(rows)
-            return rows
 
         embedded = 0
         for _attempt in range(3):
             failed.clear()
             embedded += embed_shards(ray, shards, store, merge, model=model, workers=count, gpus=gpus, cpus=cpus,
-                                     batch_size=self.batch_size, tokenizers=tokenizers, where=self.where)
+                                     batch_size=self.batch_size, tokenizers=tokenizers, where=self.where,
+                                     progress=tracker)
             if not failed:
                 break
             shards = [s for s in shards if s.id in set(failed)]

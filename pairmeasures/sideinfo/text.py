@@ -1,11 +1,13 @@
 """Document text resources for the term-based measures: ``corpus:DIR`` (and ``irds:DATASET``).
 
 A :class:`TextSource` supplies each ranked document's text; :func:`corpus_scheme` reads it from a
-BEIR folder's ``corpus.jsonl``; :mod:`pairmeasures.sideinfo.irds` from an ``ir_datasets`` docs store.
+BEIR folder's ``corpus.jsonl`` (by id, from its on-disk store); :mod:`pairmeasures.sideinfo.irds` from an
+``ir_datasets`` docs store.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterator, Mapping, Optional
 
 import numpy as np
@@ -49,13 +51,17 @@ class TextSource:
 
 
 def corpus_scheme(argument: str) -> TextSource:
-    """``corpus:DIR[?fields=text|title|title+text]``: document text from a BEIR folder's corpus.jsonl."""
-    from .beir import check_text_field, read_beir
+    """``corpus:DIR[?fields=text|title|title+text]``: document text from a BEIR folder's corpus.jsonl, read as a
+    :class:`~pairmeasures.sideinfo.beirfolder.StoredFolder` (checked whole, once, into its on-disk store); a lookup
+    fetches the texts of the documents asked for only."""
+    from .beir import check_text_field
+    from .beirfolder import StoredFolder
 
     location, options = resource_options(argument, ("fields",), "corpus")
     fields = check_text_field(options.get("fields", "text"))
+    data = StoredFolder(location)
     try:
-        data = read_beir(location)
+        data.tables()  # the folder checked now (files, every line), as a resource is checked when it is named
     except FileNotFoundError as exc:
         raise SideInfoError(f"corpus:{argument}: {exc}") from None
-    return TextSource(f"corpus:{argument}", texts={d: data.document_text(d, fields) for d in data.corpus})
+    return TextSource(f"corpus:{argument}", loader=data.text_loader(fields), iterator=partial(data.iter_texts, fields))

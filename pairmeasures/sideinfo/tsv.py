@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Mapping, Optional
 
 import numpy as np
 
-from .beir import DataFileError, existing, read_beir, read_table
+from .beir import DataFileError, existing, read_table
 from .errors import SideInfoError
 
 if TYPE_CHECKING:
@@ -144,14 +144,17 @@ def tsv_scheme(argument: str) -> TsvSource:
 
 class BeirLabelSource(TsvSource):
     """The gold group labels of a BEIR-layout folder, read strictly with the rest of the folder
-    (:func:`pairmeasures.sideinfo.beir.read_beir`): labels of unknown queries or documents are errors."""
+    (:class:`~pairmeasures.sideinfo.beirfolder.StoredFolder`: the documents into the on-disk store, not into
+    memory): labels of unknown queries or documents are errors."""
 
     provides = "labels"
 
     def __init__(self, folder: str | os.PathLike):
         import pandas as pd
 
-        data = read_beir(folder)
+        from .beirfolder import StoredFolder
+
+        data = StoredFolder(folder)
         if data.labels is None:
             raise SideInfoError(f"{str(data.path)!r} has no labels.tsv (nor labels.tsv.gz; columns query-id, corpus-id, "
                                 "group)")
