@@ -98,7 +98,7 @@ def run_audit(request: "AuditRequest", *, engine: str = "local", address: Option
         polarity = polarity_model(profile, r.positive, embedder) if reads_polarity else None
         context = SystemContext(source=profile.corpus, data=r.data, text=profile.text,
                                 polarity_model=None if polarity is None else polarity.model, model=r.model,
-                                num_results=r.num_results, k=r.k, ray_pool=pool)
+                                num_results=r.num_results, k=r.k, engine=pool)
 
         hidden, base_names = hidden_bases(plan.systems, plan.bases)
         # the trade-off's bias measure: the Duo measure shown (by its leaderboard name), else Duo@10

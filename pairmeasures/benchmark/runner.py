@@ -204,7 +204,7 @@ def _run_task(suite, task, pins, todo, results, data, pool, replace, bar) -> lis
     profile = opened.profile
     reads = any(isinstance(system, System) and system.reads_polarity for _, _, system, _ in todo)
     context = SystemContext(source=profile.corpus, data=data, text=profile.text, num_results=task.depth,
-                            polarity_model=opened.polarity_model() if reads else None, ray_pool=pool)
+                            polarity_model=opened.polarity_model() if reads else None, engine=pool)
     topics = pd.DataFrame({"qid": list(profile.queries), "query": list(profile.queries.values())})
     pipelines = {name: system.build(context) if isinstance(system, System) else system for name, _, system, _ in todo}
     written = []
