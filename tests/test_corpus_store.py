@@ -16,8 +16,8 @@ import pytest
 
 from pairmeasures.datasets.corpus import open_corpus
 from pairmeasures.datasets.docstore import stores_folder
-from pairmeasures.sideinfo.beir import DataFileError, read_beir
-from pairmeasures.sideinfo.memo import clear_caches, sha256_file
+from pairmeasures.io.beir import DataFileError, read_beir
+from pairmeasures.io.memo import clear_caches, sha256_file
 
 
 def folder_of(root: Path, lines: list, gz: bool = False) -> Path:

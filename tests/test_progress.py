@@ -1,4 +1,4 @@
-"""Progress bars on a terminal and in a log file (pairmeasures.sideinfo.progress): a log gets whole lines, at most one
+"""Progress bars on a terminal and in a log file (pairmeasures.io.progress): a log gets whole lines, at most one
 per interval, and short work writes nothing; the audit's own log is checked in tests/test_report.py."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from pairmeasures.sideinfo.progress import LOG_INTERVAL, progress_bar
+from pairmeasures.io.progress import LOG_INTERVAL, progress_bar
 
 
 class Terminal(io.StringIO):

@@ -323,7 +323,7 @@ def test_resume_refuses_another_base_data_recipe_or_fewer_steps_naming_both(chec
     """The checkpoints record the base, the data's sha256 and the recipe: a --resume with another of them is refused
     before any model loads, naming both values, and the model and checkpoints stay as they are. A model of another
     training at --out is replaced only with --force, which the error names."""
-    from pairmeasures.sideinfo.embed import default_model_path
+    from pairmeasures.compute.embed import default_model_path
 
     folder, out, _ = checkpointed
     before = weights(out)

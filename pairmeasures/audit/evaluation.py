@@ -59,8 +59,8 @@ def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFram
 
 def _check_ranked_once(system: str, frame: "pd.DataFrame") -> None:
     """A ValueError naming the system, query and document where its run ranks a document twice for one query (every
-    measure then reads the whole run, as a run file is read: :mod:`pairmeasures.sideinfo.repeats`)."""
-    from ..sideinfo.repeats import repeated_pair
+    measure then reads the whole run, as a run file is read: :mod:`pairmeasures.io.repeats`)."""
+    from ..io.repeats import repeated_pair
 
     found = repeated_pair(frame["query_id"].tolist(), frame["doc_id"].tolist())
     if found is not None:
@@ -228,7 +228,7 @@ def breakdown_cells(per_query: "pd.DataFrame", values: dict, by: str, min_cell: 
     import warnings
 
     from ..analysis import SmallCellWarning, breakdown
-    from ..sideinfo.memo import value_key
+    from ..io.memo import value_key
 
     def cut() -> tuple:
         with warnings.catch_warnings(record=True) as caught:

@@ -88,8 +88,8 @@ class TaskData:
         """The task's polarity model, made on first use: the axes fitted on the labelled documents when two
         perspectives are labelled, else on each run's candidates (as the audit's default). The measures score with
         it, and re-rankers that read polarity (``duogreedy``, ``least``) rank with it, as in the audit."""
+        from ..compute.embed import Embedder
         from ..datasets.profile import polarity_model
-        from ..sideinfo.embed import Embedder
 
         if self._polarity is None:
             self._polarity = polarity_model(self.profile, embedder=Embedder()).model
@@ -183,7 +183,7 @@ def _side_columns(data: TaskData, frame: "pd.DataFrame") -> "pd.DataFrame":
     if "polarity" in columns:
         import warnings
 
-        from ..sideinfo.embed import embedding_purpose
+        from ..compute.embed import embedding_purpose
 
         depth = None if any(d is None for d in polarity_depths) else max(polarity_depths)
         queries = frame["qid"].map(profile.queries)

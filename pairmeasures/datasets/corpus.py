@@ -28,8 +28,8 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
-from ..sideinfo.beir import check_text_field, existing, record_text
-from ..sideinfo.memo import Memo, content_key, sha256_file
+from ..io.beir import check_text_field, existing, record_text
+from ..io.memo import Memo, content_key, sha256_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -200,7 +200,7 @@ class _FolderCorpus(Corpus):
         if self._read is None:
             import pandas as pd
 
-            from ..sideinfo.beir import read_labels, read_qrels, read_records
+            from ..io.beir import read_labels, read_qrels, read_records
 
             queries_path, qrels_path = self._required("queries.jsonl"), self._required("qrels/test.tsv")
             store = self.store()

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
 import numpy as np
 
+from ..io.repeats import repeat_in_blocks
 from ..math import list_index, list_lengths
-from ..sideinfo.repeats import repeat_in_blocks
 
 if TYPE_CHECKING:
     import pandas as pd

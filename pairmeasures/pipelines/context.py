@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 
 if TYPE_CHECKING:
+    from ..compute.engines import ComputeEngine
     from ..datasets.corpus import Corpus
-    from ..sideinfo.engines import ComputeEngine
     from ..sideinfo.polarity import PolarityModel
 
 __all__ = ["SystemContext"]
@@ -36,7 +36,7 @@ class SystemContext:
     k: int = 10
     index_dir: Optional[str | os.PathLike] = None
     #: Where model work runs: ``None`` (this process), or the compute engine of ``--engine ray``
-    #: (:class:`~pairmeasures.sideinfo.raypool.RayPool`), which stages that spend model time per query run on.
+    #: (:class:`~pairmeasures.compute.raypool.RayPool`), which stages that spend model time per query run on.
     engine: Optional["ComputeEngine"] = None
     _shared: dict = field(default_factory=dict, init=False, repr=False)
 

@@ -4,7 +4,7 @@ For each query, a :class:`PolarityModel` embeds the query's *fit documents* (tex
 both sides, e.g. the Wiki-Balance Synthetic documents of that query, or the judged documents
 of a BEIR-layout debate folder), fits ``components`` principal axes on them
 (:func:`pairmeasures.math.axes.fit_axes`) and projects any ranked document of that query
-onto them. Embeddings come from an :class:`~pairmeasures.sideinfo.embed.Embedder`, so every
+onto them. Embeddings come from an :class:`~pairmeasures.compute.embed.Embedder`, so every
 text is embedded once across fits, runs and processes.
 
 Orientation is deterministic; with gold labels on the fit documents, the axis points to the
@@ -20,10 +20,10 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..compute.blas import one_blas_thread
+from ..compute.embed import Embedder
+from ..io.beir import TEXT_FIELDS, check_text_field, read_beir, record_text  # noqa: F401  (TEXT_FIELDS: re-exported)
 from ..math.axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
-from .beir import TEXT_FIELDS, check_text_field, read_beir, record_text  # noqa: F401  (TEXT_FIELDS: re-exported)
-from .blas import one_blas_thread
-from .embed import Embedder
 from .text import TextSource
 
 __all__ = ["FitSet", "PolarityModel", "PolarityError", "default_positive", "negation_anchors", "read_beir"]

@@ -50,7 +50,7 @@ class TextSource:
 
 def corpus_scheme(argument: str) -> TextSource:
     """``corpus:DIR[?fields=text|title|title+text]``: document text from a BEIR folder's corpus.jsonl."""
-    from .beir import check_text_field, read_beir
+    from ..io.beir import check_text_field, read_beir
 
     location, options = resource_options(argument, ("fields",), "corpus")
     fields = check_text_field(options.get("fields", "text"))

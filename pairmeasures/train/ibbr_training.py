@@ -96,7 +96,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
     ids left out of training; ``negatives_run`` a run file to mine negatives from instead of PISA BM25. Every input
     is checked before the model loads.
     """
-    from ..sideinfo.runfiles import read_query_ids
+    from ..io.runfiles import read_query_ids
     from .data import load_triples
 
     started = time.perf_counter()
@@ -153,7 +153,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
         from transformers import TrainerCallback
         from transformers.trainer_utils import set_seed
 
-        from ..sideinfo.embed import default_model_path
+        from ..compute.embed import default_model_path
         from ._trainer import warmup_argument
         from .ibbr import IBBRLoss
 

@@ -180,7 +180,7 @@ def _versions() -> dict:
 def _evaluate(base: str, trained: Path, sets: list, resamples: int, seed: int, progress: bool) -> list:
     """Validate the base and the trained model on each (name, folder, text, queries) and bootstrap the difference."""
     from ..analysis.polarity import bootstrap_accuracies, nothing_measured, validate_polarity
-    from ..sideinfo.embed import Embedder
+    from ..compute.embed import Embedder
 
     models = (Embedder(base, progress=progress), Embedder(str(trained), progress=progress))
     rows = []
@@ -288,7 +288,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     the same base, data and recipe: :mod:`pairmeasures.train._resume`; it replaces the model that same training
     wrote without ``force``); the model is evaluated from there and moved into ``out`` at the end.
     """
-    from ..sideinfo.beir import check_text_field
+    from ..io.beir import check_text_field
 
     started = time.perf_counter()
     for name, value in (("--epochs", epochs), ("--learning-rate", learning_rate), ("--margin", margin)):
@@ -340,7 +340,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
         )
         from transformers.trainer_utils import set_seed
 
-        from ..sideinfo.embed import default_model_path
+        from ..compute.embed import default_model_path
 
         cuda = torch.cuda.is_available()
         set_seed(seed)

@@ -303,11 +303,11 @@ def build_material(source: str | os.PathLike, system: str, *, k: int = 10, data:
     import pandas as pd
 
     from ...analysis.manifest import Manifest, PathRecord
+    from ...compute.embed import Embedder
     from ...datasets.profile import load_profile, polarity_model
     from ...pipelines.duogreedy import BiasedOrdering
     from ...pipelines.polarity import PolarityScorer
     from ...pipelines.specs import System, SystemContext
-    from ...sideinfo.embed import Embedder
     from ...sideinfo.polarity import default_positive
 
     manifest = Manifest(command=list(command) if command is not None else Manifest().command,

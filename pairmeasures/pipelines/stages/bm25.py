@@ -7,7 +7,7 @@ from .registry import Stage, StageType, register_stage
 
 
 def build(stage: Stage, context, position: int):
-    from ...sideinfo.engines import available_cores
+    from ...compute.engines import available_cores
     from ..retrieval import bm25
 
     return bm25(context.corpus, num_results=context.num_results, text=context.text, index_dir=context.index_dir,

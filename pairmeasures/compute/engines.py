@@ -1,5 +1,5 @@
-"""Where the model work of an :class:`~pairmeasures.sideinfo.embed.Embedder` runs: in this process (the default), or
-in a compute engine such as the Ray pool (:class:`~pairmeasures.sideinfo.raypool.RayPool`) for the duration of a
+"""Where the model work of an :class:`~pairmeasures.compute.embed.Embedder` runs: in this process (the default), or
+in a compute engine such as the Ray pool (:class:`~pairmeasures.compute.raypool.RayPool`) for the duration of a
 ``with compute_engine(engine):`` block. Inside it, every embedder with a cache and the torch backend hands the texts
 it does not find in its cache to ``engine.compute(embedder, texts, keys)``, which embeds them elsewhere, puts them in
 the embedder's cache (the process stays its only writer) and returns ``{key: vector}``. The audit's re-ranking and
@@ -14,7 +14,7 @@ from typing import Iterator, Optional, Protocol
 
 __all__ = ["ENGINES", "ComputeEngine", "compute_engine", "current_engine", "check_engine_options", "available_cores"]
 
-#: Where model work can run: ``local`` (this process) or ``ray`` (:class:`~pairmeasures.sideinfo.raypool.RayPool`).
+#: Where model work can run: ``local`` (this process) or ``ray`` (:class:`~pairmeasures.compute.raypool.RayPool`).
 ENGINES = ("local", "ray")
 
 
