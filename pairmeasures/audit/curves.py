@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, cast
 
 import numpy as np
 
-from .frames import ir_frame
+from ..io.frames import ir_frame
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -63,12 +63,12 @@ def run_audit(request: "AuditRequest", *, engine: str = "local", address: Option
     from ..compute.embed import Embedder
     from ..datasets.profile import load_profile, only_queries, polarity_model
     from ..datasets.published_runs import expand_published
+    from ..io.frames import ir_frame
     from ..io.memo import CACHE_ENV, value_key, writable_folder
     from ..measures.parsing import parse_measures
     from ..pipelines.specs import SystemContext
     from . import axes, evaluation
     from .engine import compute_on, manifest_entry
-    from .frames import ir_frame
     from .plan import check_run_files, choose_measures, plan_systems
     from .request import default_dataset
     from .result import AuditResult, Breakdown, Disparity, Provenance, Statistics

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
+from ..io.frames import pyterrier_frame
 from .recordformat import read_record_file, record_folder_name, record_path, run_sha256, run_text
 from .records import RecordConflictError, write_record
 from .runner import RunSummary, finished
@@ -108,7 +109,7 @@ def check_run_file(path: str | os.PathLike, opened, report: Callable[[str], None
     if lacking:
         report(f"RUN file {str(path)!r} ranks nothing for {len(lacking)} of the {len(profile.queries)} queries of "
                f"{task.id} (e.g. {examples(lacking)}): no measure measures them")
-    frame = run.rename(columns={"query_id": "qid", "doc_id": "docno"})
+    frame = pyterrier_frame(run)
     return frame[[c for c in ("qid", "docno", "score") if c in frame.columns]]  # ordered by score, as trec_eval
 
 

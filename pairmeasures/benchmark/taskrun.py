@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
+from ..io.frames import ir_names
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -202,7 +204,7 @@ def evaluate_run(data: TaskData, frame: "pd.DataFrame") -> Evaluated:
     if missing:
         raise ValueError(f"the run names {len(missing)} documents that are not in {data.task.dataset}, e.g. "
                          f"{missing[0]!r}: a system must rank the task's documents")
-    annotated = _side_columns(data, frame).rename(columns={"qid": "query_id", "docno": "doc_id"})
+    annotated = ir_names(_side_columns(data, frame))
     annotated = annotated.drop(columns=[c for c in ("query",) if c in annotated.columns])
     qrels = data.profile.qrels
     ids = data.query_ids

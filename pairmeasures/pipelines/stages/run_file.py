@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from ...io.frames import pyterrier_frame
 from ...io.memo import Memo, content_key
 from .registry import SpecError, Stage, StageType, register_stage
 
@@ -39,7 +40,7 @@ def read(stage: Stage):
 def build(stage: Stage, context, position: int):
     import pyterrier as pt
 
-    run = read(stage).rename(columns={"query_id": "qid", "doc_id": "docno"})
+    run = pyterrier_frame(read(stage))
     if "rank" in run.columns:  # equal scores in the file's rank order (add_ranks keeps the row order of ties)
         run = run.assign(_by=-run["score"]).sort_values(["qid", "_by", "rank"], kind="stable").drop(columns="_by")
     return pt.Transformer.from_df(pt.model.add_ranks(run), uniform=False)
