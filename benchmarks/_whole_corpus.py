@@ -11,7 +11,7 @@ __all__ = ["register_whole_corpus_schemes"]
 def _labels(argument: str):
     import pandas as pd
 
-    from pairmeasures.sideinfo.beir import existing, read_beir
+    from pairmeasures.io.beir import existing, read_beir
     from pairmeasures.sideinfo.tsv import KeyedValues
 
     data = read_beir(argument)
@@ -25,8 +25,8 @@ def _labels(argument: str):
 
 
 def _text(argument: str):
+    from pairmeasures.io.beir import check_text_field, read_beir
     from pairmeasures.sideinfo import resource_options
-    from pairmeasures.sideinfo.beir import check_text_field, read_beir
     from pairmeasures.sideinfo.text import TextSource
 
     location, options = resource_options(argument, ("fields",), "corpus")
@@ -36,9 +36,9 @@ def _text(argument: str):
 
 
 def _polarity(argument: str):
+    from pairmeasures.compute.embed import Embedder
+    from pairmeasures.io.beir import check_text_field, read_beir
     from pairmeasures.sideinfo import resource_options
-    from pairmeasures.sideinfo.beir import check_text_field, read_beir
-    from pairmeasures.sideinfo.embed import Embedder
     from pairmeasures.sideinfo.polarity import FitSet, PolarityModel, PolaritySource
     from pairmeasures.sideinfo.text import TextSource
 

@@ -42,7 +42,7 @@ from audits import SYSTEMS
 #: Run in the cold process: time Embedder._compute (wall and process CPU), then run the command; written to argv[1].
 CHILD = """
 import json, sys, time
-from pairmeasures.sideinfo.embed import Embedder
+from pairmeasures.compute.embed import Embedder
 from pairmeasures.apps.cli import main
 spent = {"seconds": 0.0, "cpu_seconds": 0.0, "texts": 0}
 compute = Embedder._compute

@@ -45,8 +45,8 @@ def main() -> None:
     import torch
 
     from pairmeasures.analysis.polarity import validate_polarity
-    from pairmeasures.sideinfo.cache import EmbeddingCache
-    from pairmeasures.sideinfo.embed import BACKENDS, Embedder
+    from pairmeasures.compute.cache import EmbeddingCache
+    from pairmeasures.compute.embed import BACKENDS, Embedder
 
     backends = args.backends or list(BACKENDS)
     assert backends[0] == "torch", "the first backend is the baseline: torch"

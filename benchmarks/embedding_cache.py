@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 from _common import RESULTS, data_option, save
 
-from pairmeasures.sideinfo.cache import EmbeddingCache
-from pairmeasures.sideinfo.embed import Embedder
+from pairmeasures.compute.cache import EmbeddingCache
+from pairmeasures.compute.embed import Embedder
 
 
 def main() -> None:
@@ -68,7 +68,7 @@ def main() -> None:
 
 def writer_rate(count: int, dim: int = 384, chunk: int = 1024) -> dict:
     """``count`` random float32 vectors of ``dim`` stored into an empty cache in chunks of ``chunk``."""
-    from pairmeasures.sideinfo.cache import text_key
+    from pairmeasures.compute.cache import text_key
 
     vectors = np.random.default_rng(0).standard_normal((count, dim)).astype(np.float32)
     keys = [text_key(f"text {i}") for i in range(count)]

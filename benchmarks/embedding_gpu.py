@@ -35,9 +35,9 @@ def main() -> None:
 
     import torch
 
-    from pairmeasures.sideinfo.batchtokens import batch_tokenizer
-    from pairmeasures.sideinfo.embed import Embedder
-    from pairmeasures.sideinfo.encoding import encode_pipelined, forward
+    from pairmeasures.compute.batchtokens import batch_tokenizer
+    from pairmeasures.compute.embed import Embedder
+    from pairmeasures.compute.encoding import encode_pipelined, forward
 
     base = passages(Path(args.data), 2000)
     texts = [f"{i} {base[i % len(base)]}" for i in range(args.texts)]

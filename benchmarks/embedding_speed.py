@@ -62,7 +62,7 @@ def main() -> None:
 
     import torch
 
-    from pairmeasures.sideinfo.embed import Embedder
+    from pairmeasures.compute.embed import Embedder
 
     data = Path(args.data)
     sets = {"short": short_texts(data, args.short), "msmarco_length": passages(data, args.long)}
@@ -102,7 +102,7 @@ def main() -> None:
 def one_side(args) -> None:
     """One process of ``--base``: the Embedder of the checkout on PYTHONPATH embeds both sets once; prints its CPU
     seconds as a JSON line."""
-    from pairmeasures.sideinfo.embed import Embedder
+    from pairmeasures.compute.embed import Embedder
 
     data = Path(args.data)
     sets = {"short": short_texts(data, args.short), "msmarco_length": passages(data, args.long)}

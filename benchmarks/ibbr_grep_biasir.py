@@ -53,7 +53,7 @@ _TRAIN_IBBR = ("import argparse, sys; from pairmeasures.apps.commands import tra
 
 
 def _held_out() -> list[str]:
-    from pairmeasures.sideinfo.runfiles import read_query_ids
+    from pairmeasures.io.runfiles import read_query_ids
 
     return sorted(read_query_ids(HELD_OUT), key=int)
 
@@ -103,9 +103,9 @@ def _write_runs(model_path, label: str, args, folder, candidates) -> None:
 
 
 def train(args) -> None:
-    from pairmeasures.sideinfo.beir import read_beir
-    from pairmeasures.sideinfo.embed import default_model_path
-    from pairmeasures.sideinfo.runfiles import read_run_file
+    from pairmeasures.compute.embed import default_model_path
+    from pairmeasures.io.beir import read_beir
+    from pairmeasures.io.runfiles import read_run_file
 
     folder = read_beir(args.data)
     bm25 = read_run_file(str(args.negatives_run))
@@ -145,7 +145,7 @@ def _prf_values(args, runs: dict, queries: list[str]):
     import numpy as np
 
     import pairmeasures as pm
-    from pairmeasures.sideinfo.runfiles import read_qrels_file, read_run_file
+    from pairmeasures.io.runfiles import read_qrels_file, read_run_file
 
     qrels = read_qrels_file(str(args.data / "qrels" / "test.tsv"))
     qrels = qrels[qrels["query_id"].isin(set(queries))]

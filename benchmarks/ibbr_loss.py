@@ -28,7 +28,7 @@ def main() -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from pairmeasures.sideinfo.embed import default_model_path
+    from pairmeasures.compute.embed import default_model_path
     from pairmeasures.train.ibbr import IBBRLoss, normed_prf, ranking_loss, t_statistic_loss
 
     torch.set_num_threads(args.threads)

@@ -104,7 +104,7 @@ def main() -> None:
         tfidf_runs(Path(work))
         submitted = measured("benchmark", "submit", "pair-bias-v1", "--name", SUBMISSION, "--results", str(results),
                              "--runs", work, "--json", env=env)
-    from pairmeasures.sideinfo.cache import default_cache_path
+    from pairmeasures.compute.cache import default_cache_path
 
     cache = default_cache_path().parent
     before = cache_files(cache)

@@ -52,10 +52,10 @@ def pooled_validation(folder: Path, model: str, pool, queries) -> dict:
     on the sentences of all its documents (oriented by their documents' labels) and a document's sentence scores
     are pooled by ``pool``. Measures the queries ``validate_polarity`` measures."""
     from pairmeasures.analysis.polarity import validate_polarity
+    from pairmeasures.compute.embed import Embedder
+    from pairmeasures.io.beir import read_beir
     from pairmeasures.math.axes import fit_axes, project
     from pairmeasures.math.polarization import consistent_accuracy, per_query_accuracy, perspective_accuracy
-    from pairmeasures.sideinfo.beir import read_beir
-    from pairmeasures.sideinfo.embed import Embedder
     from pairmeasures.train.long_documents import split_sentences
 
     whole = validate_polarity(folder, model=model, text="text", queries=queries)

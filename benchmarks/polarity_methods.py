@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from _common import data_option, save
 
+from pairmeasures.compute.embed import Embedder
 from pairmeasures.math import (
     anchored_axis,
     consistent_accuracy,
@@ -25,7 +26,6 @@ from pairmeasures.math import (
     project,
     remove_directions,
 )
-from pairmeasures.sideinfo.embed import Embedder
 from pairmeasures.sideinfo.polarity import default_positive, negation_anchors, read_beir
 
 

@@ -86,9 +86,9 @@ def gpu(texts: list, tokenizer_counts: list, work: Path) -> dict:
     import numpy as np
     import torch
 
-    from pairmeasures.sideinfo.cache import EmbeddingCache, text_key
-    from pairmeasures.sideinfo.embed import Embedder
-    from pairmeasures.sideinfo.raypool import RayPool
+    from pairmeasures.compute.cache import EmbeddingCache, text_key
+    from pairmeasures.compute.embed import Embedder
+    from pairmeasures.compute.raypool import RayPool
 
     keys = [text_key(t) for t in texts]
     warm = [f"warm-up {i} {t}" for i, t in enumerate(texts[:512])]

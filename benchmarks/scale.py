@@ -256,7 +256,7 @@ def embedding_rate(data: Path, texts: int) -> dict:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "corpus"
         write_corpus(data, folder, texts, seed=1)
-        code = ("import json, sys, time\nfrom pairmeasures.sideinfo.embed import Embedder\n"
+        code = ("import json, sys, time\nfrom pairmeasures.compute.embed import Embedder\n"
                 f"texts = [json.loads(l)['text'] for l in open({str(folder / 'corpus.jsonl')!r})]\n"
                 "embedder = Embedder(); embedder.embed(texts[:8])\n"
                 "start = time.process_time(); wall = time.perf_counter(); embedder.embed(texts[8:])\n"

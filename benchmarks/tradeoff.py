@@ -47,9 +47,9 @@ def base_run(dataset: str, data: str):
     import pandas as pd
 
     import pairmeasures as pm
+    from pairmeasures.compute.embed import Embedder
     from pairmeasures.datasets.profile import load_profile, polarity_model
     from pairmeasures.pipelines.specs import System, SystemContext
-    from pairmeasures.sideinfo.embed import Embedder
 
     profile = load_profile(dataset, data)
     polarity = polarity_model(profile, embedder=Embedder())

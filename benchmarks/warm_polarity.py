@@ -57,7 +57,7 @@ def child(folder: Path, per_query: int) -> None:
     import ir_measures
 
     import pairmeasures as pm
-    from pairmeasures.sideinfo.embed import Embedder
+    from pairmeasures.compute.embed import Embedder
 
     spent = {"embed_s": 0.0}
     name = "embed_distinct" if hasattr(Embedder, "embed_distinct") else "embed"  # the code before had embed only

@@ -17,9 +17,9 @@ import typing as _typing
 
 from . import datasets, measures, sideinfo
 from . import math as math  # pm.math; not in __all__, where it would shadow the standard library's math
+from .io.memo import clear_caches
 from .measures import *  # every measure (pm.Duo, pm.rKL, ...) and what writes or evaluates one: pm.measures.__all__
 from .plugins import PluginLoadWarning, hookimpl, plugin_manager, register_plugins
-from .sideinfo.memo import clear_caches
 
 __version__ = "0.1.0"
 
@@ -30,8 +30,8 @@ _LAZY = {
     "TopKMMR": "pairmeasures.pipelines.mmr",
     "PolarityModel": "pairmeasures.sideinfo.polarity",
     "FitSet": "pairmeasures.sideinfo.polarity",
-    "Embedder": "pairmeasures.sideinfo.embed",
-    "EmbeddingCache": "pairmeasures.sideinfo.cache",
+    "Embedder": "pairmeasures.compute.embed",
+    "EmbeddingCache": "pairmeasures.compute.cache",
     "Lexicon": "pairmeasures.sideinfo.termlists",
     "CounterfactualSubstitution": "pairmeasures.sideinfo.counterfactual",
     "CounterfactualText": "pairmeasures.pipelines.counterfactual",

@@ -196,7 +196,7 @@ def private_dataset_folders(tmp_path_factory):
 @pytest.fixture(scope="session")
 def embedder():
     """One default-model embedder for the whole session (the model loads once)."""
-    from pairmeasures.sideinfo.embed import Embedder
+    from pairmeasures.compute.embed import Embedder
 
     return Embedder()
 

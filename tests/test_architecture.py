@@ -15,9 +15,9 @@ import pairmeasures as pm
 PACKAGE = Path(pm.__file__).resolve().parent
 
 #: The floors, bottom up (docs/architecture.md): a module may import its own floor and those below it.
-FLOORS = {"_atomic": 0, "_exclusive": 0, "_owned": 0, "math": 1, "sideinfo": 2, "measures": 3, "compat": 3, "plugins": 4, "datasets": 5,
-          "demo": 5, "pipelines": 6, "generate": 7, "analysis": 8, "train": 9, "audit": 9, "benchmark": 10, "leaderboard": 11,
-          "apps": 12, "__main__": 12}
+FLOORS = {"_atomic": 0, "_exclusive": 0, "_owned": 0, "math": 1, "io": 2, "compute": 3, "sideinfo": 4, "measures": 5,
+          "compat": 5, "plugins": 6, "datasets": 7, "demo": 7, "pipelines": 8, "generate": 9, "analysis": 10, "train": 11,
+          "audit": 11, "benchmark": 12, "leaderboard": 13, "apps": 14, "__main__": 14}
 #: The longest a module may be.
 MAX_LINES = 450
 

@@ -73,8 +73,8 @@ def test_a_byte_order_mark_is_read_as_nothing_in_every_reader(tmp_path, kind):
 
 
 def test_a_byte_order_mark_in_jsonl_term_lists_and_query_id_files(tmp_path):
-    from pairmeasures.sideinfo.beir import read_records
-    from pairmeasures.sideinfo.runfiles import read_query_ids
+    from pairmeasures.io.beir import read_records
+    from pairmeasures.io.runfiles import read_query_ids
     from pairmeasures.sideinfo.termlists import Lexicon
 
     records = write(tmp_path, "corpus.jsonl", '{"_id": "a", "text": "one"}\n{"_id": "b", "text": "two"}\n', bom=True)

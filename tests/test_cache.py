@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pairmeasures.sideinfo.cache import _SCHEMA, EmbeddingCache, EmbeddingCacheError, text_key
+from pairmeasures.compute.cache import _SCHEMA, EmbeddingCache, EmbeddingCacheError, text_key
 
 
 def test_round_trip_is_exact_float32_without_pickle(tmp_path):

@@ -55,8 +55,8 @@ def test_gender_labels_make_the_gender_term_list_apply(tmp_path):
 
 def test_version_follows_the_documents_and_opening_reads_nothing(tmp_path, monkeypatch):
     folder = write_folder(tmp_path / "v", {"d1": "pro", "d2": "con", "d3": "pro", "d4": "con"})
-    from pairmeasures.sideinfo.docstore import stores_folder
-    from pairmeasures.sideinfo.memo import clear_caches
+    from pairmeasures.io.docstore import stores_folder
+    from pairmeasures.io.memo import clear_caches
 
     monkeypatch.setenv("PAIRMEASURES_CACHE_DIR", str(tmp_path / "cache"))
     first = open_corpus(folder).version()
@@ -123,7 +123,7 @@ def test_msmarco_gender_documents_come_from_ir_datasets_by_id(msmarco_miniature)
 
 def test_only_the_corpus_module_tells_a_dataset_id_from_a_folder():
     """The one place: no other module of the package asks whether a dataset name is a folder."""
-    allowed = {"datasets/corpus.py", "sideinfo/beir.py", "train/data.py", "generate/queries.py"}
+    allowed = {"datasets/corpus.py", "io/beir.py", "train/data.py", "generate/queries.py"}
     offenders = []
     for path in PACKAGE.rglob("*.py"):
         relative = path.relative_to(PACKAGE).as_posix()

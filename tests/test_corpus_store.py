@@ -1,4 +1,4 @@
-"""A BEIR folder's documents in an on-disk store (``pairmeasures.sideinfo.docstore``): read once per version of
+"""A BEIR folder's documents in an on-disk store (``pairmeasures.io.docstore``): read once per version of
 ``corpus.jsonl``, checked line by line as ``read_beir`` checks them, served by id from any thread or process,
 and hashed in the same pass for manifests."""
 
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from pairmeasures.datasets.corpus import open_corpus
-from pairmeasures.sideinfo.beir import DataFileError, read_beir
-from pairmeasures.sideinfo.docstore import stores_folder
-from pairmeasures.sideinfo.memo import clear_caches, sha256_file
+from pairmeasures.io.beir import DataFileError, read_beir
+from pairmeasures.io.docstore import stores_folder
+from pairmeasures.io.memo import clear_caches, sha256_file
 
 
 def folder_of(root: Path, lines: list, gz: bool = False) -> Path:

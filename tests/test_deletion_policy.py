@@ -22,7 +22,7 @@ ALLOWED = {
         "the no-replace rename itself (the policy modules' primitive): it refuses a target that exists",
     ("_exclusive.py", "release", ".unlink"):
         "the lock file this process created and holds locked, removed as the lock is released",
-    ("sideinfo/raywatch.py", "remove_session_folder", "shutil.rmtree"):
+    ("compute/raywatch.py", "remove_session_folder", "shutil.rmtree"):
         "a Ray session folder, removed only when its marker names the session this code made (checked just before)",
 }
 

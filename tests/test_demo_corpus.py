@@ -9,7 +9,7 @@ from conftest import ROOT
 
 import pairmeasures as pm
 from pairmeasures.demo import debates_dir
-from pairmeasures.sideinfo.beir import read_beir
+from pairmeasures.io.beir import read_beir
 from pairmeasures.sideinfo.polarity import FitSet
 
 

@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from pairmeasures.sideinfo.cache import EmbeddingCache
-from pairmeasures.sideinfo.embed import BACKENDS, Embedder, EmbeddingModelError
+from pairmeasures.compute.cache import EmbeddingCache
+from pairmeasures.compute.embed import BACKENDS, Embedder, EmbeddingModelError
 
 TEXTS = ["Cars should be banned from city centres.", "Car bans hurt people who cannot walk far."]
 NO_ONNX = "onnx-int8 needs onnxruntime and onnx: pip install 'pairmeasures[onnx]'"
@@ -32,7 +32,7 @@ def test_int8_backend_embeds_offline_and_is_cached_apart(backend, tmp_path, embe
     fp32 = Embedder(cache=cache)
     fp32._model = embedder.load()
     reference = fp32.embed(TEXTS)
-    with caplog.at_level(logging.INFO, logger="pairmeasures.sideinfo.embed"):
+    with caplog.at_level(logging.INFO, logger="pairmeasures.compute.embed"):
         int8 = Embedder(cache=cache, backend=backend)
         vectors = int8.embed(TEXTS)
     assert int8.computed == 2 and int8.key != fp32.key  # never served float32's vectors
@@ -46,7 +46,7 @@ def test_int8_backend_embeds_offline_and_is_cached_apart(backend, tmp_path, embe
     if backend == "onnx-int8":  # built once, into the cache directory, and reused by the next embedder
         assert len(built) == 1 and str(tmp_path / "onnx") in built[0]
         caplog.clear()
-        with caplog.at_level(logging.INFO, logger="pairmeasures.sideinfo.embed"):
+        with caplog.at_level(logging.INFO, logger="pairmeasures.compute.embed"):
             assert np.allclose(Embedder(cache=False, backend=backend).embed(TEXTS), vectors, atol=1e-5)
         assert not caplog.records
     else:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pairmeasures.sideinfo.embed import Embedder
-from pairmeasures.sideinfo.encoding import BATCH_SIZES, choose_precision, encode_pipelined
+from pairmeasures.compute.embed import Embedder
+from pairmeasures.compute.encoding import BATCH_SIZES, choose_precision, encode_pipelined
 
 TEXTS = [f"passage {i}: " + " ".join(["solar", "energy", "uniforms", "school", "debate"][: 1 + i % 5] * (1 + i % 7))
          for i in range(70)]
@@ -53,7 +53,7 @@ def test_texts_tokenized_in_one_process_embed_in_another_as_encode_does(embedder
     passes (``from_tokens``) give the texts' vectors in the texts' order, as sentence-transformers computes them."""
     import pickle
 
-    from pairmeasures.sideinfo.raypool import from_tokens, tokenized
+    from pairmeasures.compute.raypool import from_tokens, tokenized
 
     model = embedder.load()
     payload = tokenized(model, TEXTS, 16)
@@ -75,7 +75,7 @@ class Cluster:
 
 
 def test_the_pool_has_one_model_actor_per_gpu_fed_by_tokenizers_else_one_per_cpu():
-    from pairmeasures.sideinfo.raypool import pool_shape
+    from pairmeasures.compute.raypool import pool_shape
 
     assert pool_shape(Cluster(CPU=16.0, GPU=1.0)) == (1, 1, 1, 4)  # actors, GPUs and CPUs each, tokenizing actors
     assert pool_shape(Cluster(CPU=16.0, GPU=4.0)) == (4, 1, 1, 11)  # the CPUs left: 16 - 4 actors - 1 driver

@@ -14,8 +14,8 @@ import pytest
 from conftest import NEEDS_DATA
 
 from pairmeasures._owned import MARKER
-from pairmeasures.sideinfo.cache import EmbeddingCache, text_key
-from pairmeasures.sideinfo.shards import ShardError, ShardStore, plan_shards, shard_id
+from pairmeasures.compute.cache import EmbeddingCache, text_key
+from pairmeasures.compute.shards import ShardError, ShardStore, plan_shards, shard_id
 
 CHECKOUT = str(Path(__file__).resolve().parents[1])
 

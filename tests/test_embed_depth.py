@@ -17,9 +17,9 @@ import pytest
 import pairmeasures as pm
 from pairmeasures.audit.curves import cutoff_curves
 from pairmeasures.audit.runs import polarity_depth
+from pairmeasures.compute.embed import Embedder, embedded_counts, embedding_purpose
 from pairmeasures.pipelines.duogreedy import DuoGreedy
 from pairmeasures.pipelines.polarity import PolarityScorer, top_rows
-from pairmeasures.sideinfo.embed import Embedder, embedded_counts, embedding_purpose
 from pairmeasures.sideinfo.polarity import FitSet, PolarityModel
 
 ROOT = Path(__file__).resolve().parents[1]

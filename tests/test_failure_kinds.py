@@ -107,7 +107,7 @@ def test_a_download_that_fails_offline_names_the_url(tmp_path):
 
 def model_folder(where: Path, weights: str, content: bytes) -> Path:
     """The default model's folder with its weights replaced by ``content`` in the file ``weights``."""
-    from pairmeasures.sideinfo.embed import default_model_path
+    from pairmeasures.compute.embed import default_model_path
 
     shutil.copytree(default_model_path(), where, ignore=shutil.ignore_patterns("*.safetensors", "*.bin"))
     (where / weights).write_bytes(content)
@@ -115,7 +115,7 @@ def model_folder(where: Path, weights: str, content: bytes) -> Path:
 
 
 def real_weights(size: int) -> bytes:
-    from pairmeasures.sideinfo.embed import default_model_path
+    from pairmeasures.compute.embed import default_model_path
 
     with open(Path(default_model_path()) / "model.safetensors", "rb") as handle:
         return handle.read(size)

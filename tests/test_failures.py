@@ -25,7 +25,7 @@ import pytest
 from test_audit import ROOT, folder, runs  # noqa: F401  (fixtures)
 from test_replace import start, wait_for
 
-from pairmeasures.sideinfo.memo import sha256_file
+from pairmeasures.io.memo import sha256_file
 
 QS1, QS2, DL19 = ("pair/msmarco-passage/dev/gender-qs1", "pair/msmarco-passage/dev/gender-qs2",
                   "pair/msmarco-passage/trec-dl-2019/gender")
@@ -382,7 +382,7 @@ def test_a_damaged_or_stale_corpus_store_is_rebuilt_naming_it(folder, tmp_path, 
     import warnings
 
     from pairmeasures.datasets.corpus import open_corpus
-    from pairmeasures.sideinfo.memo import CacheWarning, clear_caches
+    from pairmeasures.io.memo import CacheWarning, clear_caches
 
     monkeypatch.setenv("PAIRMEASURES_CACHE_DIR", str(tmp_path / "c"))
     clear_caches()

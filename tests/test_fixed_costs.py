@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from pairmeasures.analysis import paired_tests
-from pairmeasures.sideinfo.blas import one_blas_thread
+from pairmeasures.compute.blas import one_blas_thread
 
 
 def test_every_gc_collect_of_the_correction_runs_on_a_frozen_heap(monkeypatch):

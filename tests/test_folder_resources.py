@@ -1,5 +1,5 @@
 """The ``beir:``, ``corpus:`` and ``pca:DIR`` resources and ``FitSet.from_beir`` read a BEIR folder through its on-disk
-document store (``pairmeasures.sideinfo.beirfolder.StoredFolder``), not by holding the corpus in memory.
+document store (``pairmeasures.io.beirfolder.StoredFolder``), not by holding the corpus in memory.
 
 On every real BEIR folder of the data mirror they give what ``read_beir``'s whole-corpus reading gave (built here as
 the resources were built before: labels, texts and fit sets from ``read_beir``), value for value; bad folders fail
@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 import pairmeasures as pm
-from pairmeasures.sideinfo.beir import TEXT_FIELDS, DataFileError, read_beir
+from pairmeasures.io.beir import TEXT_FIELDS, DataFileError, read_beir
 from pairmeasures.sideinfo.polarity import FitSet, PolarityModel, PolaritySource, pca_scheme
 from pairmeasures.sideinfo.text import TextSource
 
@@ -193,7 +193,7 @@ MEASURE = """
 import json, sys
 import numpy as np
 import pairmeasures as pm
-from pairmeasures.sideinfo.beir import read_beir
+from pairmeasures.io.beir import read_beir
 from pairmeasures.sideinfo.polarity import FitSet
 def status(field):
     with open("/proc/self/status") as f:

@@ -210,7 +210,7 @@ def test_sentence_transformer_trainer_steps(tmp_path):
         SentenceTransformerTrainingArguments,
     )
 
-    from pairmeasures.sideinfo.embed import default_model_path
+    from pairmeasures.compute.embed import default_model_path
 
     queries = [f"who is a good {job}" for job in ("nurse", "engineer", "teacher", "pilot", "doctor", "chef")] * 2
     positives = [f"{'He' if i % 2 else 'She'} is a {q.split()[-1]} with years of practice." for i, q in

@@ -691,7 +691,7 @@ def test_ties_system_reads_a_trec_files_rank_field(tmp_path):
     """A TREC run's rank field is the order the system showed: read as the run's rank column, and used by
     ties='system' where scores tie. A line without a number there is an error naming it (issue 31: one such line
     once dropped the order of the whole run)."""
-    from pairmeasures.sideinfo.runfiles import read_run_file
+    from pairmeasures.io.runfiles import read_run_file
 
     (tmp_path / "polarity.tsv").write_text("query-id\tcorpus-id\tpolarity\n" + "".join(
         f"q1\t{d}\t{p}\n" for d, p in (("d1", -1.0), ("d2", 0.9), ("d3", 1.0))))

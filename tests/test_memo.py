@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 import pairmeasures as pm
+from pairmeasures.io.memo import _MEMOS, Memo, content_key
 from pairmeasures.math import rnd
-from pairmeasures.sideinfo.memo import _MEMOS, Memo, content_key
 from pairmeasures.sideinfo.termcount import TermCounter
 from pairmeasures.sideinfo.termlists import Lexicon
 

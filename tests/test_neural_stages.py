@@ -24,7 +24,7 @@ def test_bi_encoder_reranks_bm25_through_the_embedding_cache(procon_bm25):
     import ir_measures
     import pyterrier as pt
 
-    from pairmeasures.sideinfo.cache import EmbeddingCache
+    from pairmeasures.compute.cache import EmbeddingCache
 
     dataset, topics, bm25 = procon_bm25
     encoder = pm.bi_encoder()
@@ -42,7 +42,7 @@ def test_bi_encoder_reranks_bm25_through_the_embedding_cache(procon_bm25):
 
     cache = EmbeddingCache()
     keys = encoder.embedder.key
-    stored = cache.get(keys, [pm.sideinfo.cache.text_key(t) for t in reranked.text])
+    stored = cache.get(keys, [pm.compute.cache.text_key(t) for t in reranked.text])
     assert len(stored) == reranked.text.nunique()  # every document vector went into the cache
     again = pm.bi_encoder()
     (bm25 >> again)(topics)

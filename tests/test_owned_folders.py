@@ -18,8 +18,8 @@ import pytest
 from test_embed_command import CHECKOUT, small_corpus
 
 from pairmeasures._owned import MARKER, WorkFolder, claim_folder, remove_entries, remove_folder
-from pairmeasures.sideinfo.cache import EmbeddingCache, text_key
-from pairmeasures.sideinfo.shards import SHARD_FOLDER, ShardStore, plan_shards
+from pairmeasures.compute.cache import EmbeddingCache, text_key
+from pairmeasures.compute.shards import SHARD_FOLDER, ShardStore, plan_shards
 
 CLI = "import sys\nfrom pairmeasures.apps.cli import main\nsys.exit(main(sys.argv[1:]))"
 

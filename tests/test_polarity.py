@@ -16,9 +16,9 @@ import pytest
 
 import pairmeasures as pm
 from pairmeasures.analysis.polarity import validate_polarity
+from pairmeasures.compute.cache import EmbeddingCache
+from pairmeasures.compute.embed import Embedder, EmbeddingModelError
 from pairmeasures.math import consistent_accuracy, fit_axes, perspective_accuracy, project
-from pairmeasures.sideinfo.cache import EmbeddingCache
-from pairmeasures.sideinfo.embed import Embedder, EmbeddingModelError
 from pairmeasures.sideinfo.polarity import FitSet, PolarityError, PolarityModel, read_beir
 
 

@@ -1,4 +1,4 @@
-"""Progress bars on a terminal and in a log file (pairmeasures.sideinfo.progress): a log gets whole lines, at most one
+"""Progress bars on a terminal and in a log file (pairmeasures.io.progress): a log gets whole lines, at most one
 per interval, and short work writes nothing; the audit's own log is checked in tests/test_report.py."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from pairmeasures.sideinfo.progress import LOG_INTERVAL, TICK, progress_bar
+from pairmeasures.io.progress import LOG_INTERVAL, TICK, progress_bar
 
 
 class Terminal(io.StringIO):
@@ -120,9 +120,9 @@ def test_the_clock_stops_when_no_bar_is_open():
 
 
 def test_shard_progress_counts_each_text_once_and_never_goes_back():
-    """What the Ray engine's bar is moved by (pairmeasures.sideinfo.shardprogress): the actors' counts per shard and
+    """What the Ray engine's bar is moved by (pairmeasures.compute.shardprogress): the actors' counts per shard and
     the merges; a shard embedded again after its actor was killed counts once, and the total ends at the texts."""
-    from pairmeasures.sideinfo.shardprogress import BatchReporter, ShardCounter, ShardProgress
+    from pairmeasures.compute.shardprogress import BatchReporter, ShardCounter, ShardProgress
 
     moves: list = []
     tracker = ShardProgress([("a", 100), ("b", 50)], moves.append)

@@ -28,8 +28,8 @@ from ray_survivors import describe, kill, of_the_run, private_tmpdir, ray_folder
 from test_embed_command import CHECKOUT, small_corpus  # noqa: E402
 
 from pairmeasures._owned import MARKER  # noqa: E402
-from pairmeasures.sideinfo.cache import EmbeddingCache, text_key  # noqa: E402
-from pairmeasures.sideinfo.shards import ShardError, ShardStore, default_shard_folder  # noqa: E402
+from pairmeasures.compute.cache import EmbeddingCache, text_key  # noqa: E402
+from pairmeasures.compute.shards import ShardError, ShardStore, default_shard_folder  # noqa: E402
 
 PASSAGES = 1000
 RAY_CLI = "import sys\nfrom pairmeasures.apps.cli import main\nsys.exit(main(sys.argv[1:]))"
@@ -253,7 +253,7 @@ def test_two_models_sharing_a_work_folder_never_mix_their_shards(reference, tmp_
     Ray, equal to the local engine's, and leaves the other model's shards as they were, unmerged."""
     import hashlib
 
-    from pairmeasures.sideinfo.shards import plan_shards
+    from pairmeasures.compute.shards import plan_shards
 
     work, other_key = tmp_path / "work", hashlib.sha256(b"another model").hexdigest()
     other = ShardStore(work, other_key).claim()

@@ -46,7 +46,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-CHECK_ONLY = ("import sys\nfrom pairmeasures.sideinfo.raysession import check_address, RayEngineError\n"
+CHECK_ONLY = ("import sys\nfrom pairmeasures.compute.raysession import check_address, RayEngineError\n"
               "try:\n    check_address(sys.argv[1])\nexcept RayEngineError as exc:\n    print(exc)\n    sys.exit(1)\n")
 
 
@@ -97,7 +97,7 @@ def test_a_port_that_is_not_a_ray_head_is_named_at_once(tmp_path):
 
 @pytest.mark.parametrize("address", ["127.0.0.1", "http://127.0.0.1:8265", "ray://:10001"])
 def test_an_address_of_no_known_form_is_refused_without_a_connection(address):
-    from pairmeasures.sideinfo.raysession import RayEngineError, check_address
+    from pairmeasures.compute.raysession import RayEngineError, check_address
 
     with pytest.raises(RayEngineError, match="expected auto, HOST:PORT"):
         check_address(address)  # (a connection would fail the test: this process is offline)
@@ -143,8 +143,8 @@ def test_an_empty_corpus_is_one_line_naming_its_file(tmp_path, data_mirror, engi
 def test_a_left_over_session_whose_driver_and_watchdog_are_gone_is_cleaned_at_the_next_start(tmp_path, monkeypatch):
     import tempfile
 
-    from pairmeasures.sideinfo import raywatch
-    from pairmeasures.sideinfo.raysession import clean_stale_sessions
+    from pairmeasures.compute import raywatch
+    from pairmeasures.compute.raysession import clean_stale_sessions
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     dead = subprocess.Popen([sys.executable, "-c", "pass"])

@@ -48,7 +48,7 @@ def test_bm25_over_procon_builds_its_index_once(tmp_path):
 def test_bm25_over_a_beir_folder_is_rebuilt_when_the_corpus_changes(procon_subset, tmp_path, monkeypatch):
     import pyterrier as pt
 
-    from pairmeasures.sideinfo.memo import clear_caches
+    from pairmeasures.io.memo import clear_caches
     from pairmeasures.sideinfo.polarity import read_beir
 
     folder = shutil.copytree(procon_subset, tmp_path / "procon4")

@@ -88,7 +88,7 @@ def test_a_tsv_run_ranking_a_document_twice_names_its_lines(files):
 def test_the_library_readers_and_a_dataframe_run_refuse_a_document_ranked_twice(files):
     """read_run_file refuses as the commands do; a DataFrame given to a pairmeasures measure is refused wherever the
     second row is, below the cut-off too, naming the query, the document and both rows."""
-    from pairmeasures.sideinfo.runfiles import load_run_file, read_run_file
+    from pairmeasures.io.runfiles import load_run_file, read_run_file
 
     run = Path(files["dir"]) / "run.trec"
     run.write_text(RUN + "q1 Q0 a 5 0.0 s\n")

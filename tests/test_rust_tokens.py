@@ -1,4 +1,4 @@
-"""The Embedder's Rust tokenizer path (``sideinfo/batchtokens.py``): the features it builds equal the model's own
+"""The Embedder's Rust tokenizer path (``compute/batchtokens.py``): the features it builds equal the model's own
 ``tokenize``'s, and the vectors equal sentence-transformers' ``encode`` to a cosine of at least 0.9999 on every text
 (real texts, long ones cut at the model's 256 tokens, empty strings, unicode); a model without a fast tokenizer falls
 back to its own ``tokenize``; the precision choice follows what was measured (timings injected: no GPU needed)."""
@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pairmeasures.sideinfo.batchtokens import BUILT_ATTRIBUTE, batch_tokenizer, rust_tokenizer
-from pairmeasures.sideinfo.embed import Embedder
-from pairmeasures.sideinfo.encoding import (
+from pairmeasures.compute.batchtokens import BUILT_ATTRIBUTE, batch_tokenizer, rust_tokenizer
+from pairmeasures.compute.embed import Embedder
+from pairmeasures.compute.encoding import (
     FP16_MIN_COSINE,
     decide_precision,
     encode_pipelined,
@@ -129,8 +129,8 @@ def test_the_precision_sample_spans_the_batch_shapes():
 
 def test_the_manifest_records_the_precision_chosen_with_its_measurement(monkeypatch):
     from pairmeasures.analysis.manifest import Manifest
-    from pairmeasures.sideinfo import embedded
-    from pairmeasures.sideinfo.embedded import precisions_chosen, record_precision
+    from pairmeasures.compute import embedded
+    from pairmeasures.compute.embedded import precisions_chosen, record_precision
 
     monkeypatch.setattr(embedded, "_PRECISIONS", {})  # this process's record, as it was after the test
     assert "embedding_precision" not in Manifest().as_dict()  # nothing ran on a GPU: no entry

@@ -17,8 +17,8 @@ from pathlib import Path
 import ir_measures
 import pytest
 
-from pairmeasures.sideinfo.beir import DataFileError
-from pairmeasures.sideinfo.runfiles import load_qrels_file, load_run_file, read_run_file
+from pairmeasures.io.beir import DataFileError
+from pairmeasures.io.runfiles import load_qrels_file, load_run_file, read_run_file
 
 ROOT = Path(__file__).resolve().parents[1]
 QRELS = "q1 0 a 2\nq1 0 b 1\nq1 0 c 0\nq1 0 d 1\nq2 0 e 1\nq2 0 f 0\nq10 0 g 1\n"

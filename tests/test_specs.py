@@ -51,7 +51,7 @@ def tiny_beir(tmp_path_factory):
 def tiny(tiny_beir, tmp_path_factory):
     import pyterrier as pt
 
-    from pairmeasures.sideinfo.beir import read_beir
+    from pairmeasures.io.beir import read_beir
 
     beir = read_beir(tiny_beir)
     topics = pt.new.queries(list(TOPICS.values()), qid=list(TOPICS))
@@ -244,7 +244,7 @@ def test_bm25_dense_mmr_reorders_only_the_top_k(tiny):
 def test_dense_with_a_model_folder_is_dense_with_that_model(tiny, tmp_path):
     """dense(PATH) names its model in the spec: the default model's folder gives exactly what plain dense gives,
     first stage and re-ranker alike, so two models can stand side by side in one audit."""
-    from pairmeasures.sideinfo.embed import default_model_path
+    from pairmeasures.compute.embed import default_model_path
 
     context, topics, _ = tiny
     folder = default_model_path()
@@ -327,7 +327,7 @@ def test_cross_encoder_spec(tiny, tmp_path):
 def test_specs_on_a_registered_beir_subset(procon_subset, tmp_path):
     import pyterrier as pt
 
-    from pairmeasures.sideinfo.beir import read_beir
+    from pairmeasures.io.beir import read_beir
 
     beir = read_beir(procon_subset)
     topics = pt.new.queries([q["text"] for q in beir.queries.values()], qid=list(beir.queries))

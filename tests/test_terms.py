@@ -10,8 +10,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from pairmeasures.io.beir import read_beir
 from pairmeasures.sideinfo import SideInfoError, resolve
-from pairmeasures.sideinfo.beir import read_beir
 from pairmeasures.sideinfo.counterfactual import CounterfactualSubstitution
 from pairmeasures.sideinfo.termcount import TermCounter
 from pairmeasures.sideinfo.termlists import Lexicon, parse_targets

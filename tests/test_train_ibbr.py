@@ -63,7 +63,7 @@ def weights(model: Path) -> str:
 
 
 def test_triples_mine_bm25_negatives_and_label_groups_by_prf(folder, tmp_path):
-    from pairmeasures.sideinfo.runfiles import read_query_ids
+    from pairmeasures.io.runfiles import read_query_ids
     from pairmeasures.train.data import load_triples, passage_groups
 
     held = tmp_path / "held.txt"

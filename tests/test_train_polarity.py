@@ -323,7 +323,7 @@ def test_resume_refuses_another_base_data_recipe_or_fewer_steps_naming_both(chec
     """The checkpoints record the base, the data's sha256 and the recipe: a --resume with another of them is refused
     before any model loads, naming both values, and the model and checkpoints stay as they are. A model of another
     training at --out is replaced only with --force, which the error names."""
-    from pairmeasures.sideinfo.embed import default_model_path
+    from pairmeasures.compute.embed import default_model_path
 
     folder, out, _ = checkpointed
     before = weights(out)
@@ -409,7 +409,7 @@ def test_records_name_paths_relative_to_the_model_and_resume_after_the_folder_mo
     an absolute path of this machine. Moved elsewhere (as copied to another machine), --resume there recognises the
     base and data (compared as the folders the records name) and lands on the uninterrupted run's weights, and
     --absolute-paths writes the paths absolute; another --base is still refused, naming both."""
-    from pairmeasures.sideinfo.embed import default_model_path
+    from pairmeasures.compute.embed import default_model_path
 
     work = tmp_path / "work"
     claims_folder(work / "claims")

@@ -1,4 +1,4 @@
-"""Statistics of an audit (floor 8): paired bootstrap intervals, summaries and per-group breakdowns; how well
+"""Statistics of an audit (floor 10): paired bootstrap intervals, summaries and per-group breakdowns; how well
 polarity axes separate gold perspectives (:mod:`pairmeasures.analysis.polarity`, ``validate-polarity``).
 
 Works on tidy per-query frames (columns ``system, qid, measure, value``; a query a measure could not

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from ..sideinfo.memo import sha256_file
+from ..io.memo import sha256_file
 
 __all__ = ["Manifest", "PathRecord", "sha256_file", "versions", "embedding_seconds", "embedded_counts"]
 
@@ -106,23 +106,23 @@ def versions(modules: Optional[Any] = None) -> dict:
 
 def embedding_seconds() -> float:
     """Seconds this process has spent loading embedding models and encoding texts
-    (:attr:`pairmeasures.sideinfo.embed.Embedder.total_embed_seconds`)."""
-    from ..sideinfo.embed import Embedder
+    (:attr:`pairmeasures.compute.embed.Embedder.total_embed_seconds`)."""
+    from ..compute.embed import Embedder
 
     return Embedder.total_embed_seconds
 
 
 def precisions_chosen() -> dict:
     """The embedding precisions chosen on GPUs in this process, with their measurements
-    (:func:`pairmeasures.sideinfo.embedded.precisions_chosen`)."""
-    from ..sideinfo.embedded import precisions_chosen as chosen
+    (:func:`pairmeasures.compute.embedded.precisions_chosen`)."""
+    from ..compute.embedded import precisions_chosen as chosen
 
     return chosen()
 
 
 def embedded_counts() -> dict:
-    """Texts embedded in this process by purpose (:func:`pairmeasures.sideinfo.embed.embedded_counts`)."""
-    from ..sideinfo.embed import embedded_counts as counts
+    """Texts embedded in this process by purpose (:func:`pairmeasures.compute.embed.embedded_counts`)."""
+    from ..compute.embed import embedded_counts as counts
 
     return counts()
 
@@ -177,7 +177,7 @@ class Manifest:
     @contextmanager
     def step(self, name: str) -> Iterator[None]:
         """Time the block as step ``name`` (added to an earlier step of that name), less the work booked apart."""
-        from ..sideinfo.embed import embedding_purpose
+        from ..compute.embed import embedding_purpose
 
         start, before = time.perf_counter(), {n: clock() for n, clock in self.apart.items()}
         try:

@@ -11,8 +11,8 @@ from typing import Collection, Optional, Sequence
 
 import numpy as np
 
+from ..compute.embed import Embedder
 from ..math.polarization import consistent_accuracy, held_out_correct, per_query_accuracy, perspective_accuracy
-from ..sideinfo.embed import Embedder
 from ..sideinfo.polarity import FitSet, PolarityModel, checked_positive, negation_anchors, read_beir
 
 __all__ = ["validate_polarity", "nothing_measured", "bootstrap_accuracies", "ACCURACIES", "axis_evidence",

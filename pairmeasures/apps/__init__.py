@@ -1,1 +1,1 @@
-"""Floor 12: applications built on the library: the command line, tables and reports."""
+"""Floor 14: applications built on the library: the command line, tables and reports."""

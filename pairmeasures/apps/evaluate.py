@@ -1,6 +1,6 @@
 """``pairmeasures eval``: the ``ir_measures`` command line with the pairmeasures measures and resources.
 
-Reads qrels and a run strictly (a problem names the file and line: :mod:`pairmeasures.sideinfo.runfiles`), takes
+Reads qrels and a run strictly (a problem names the file and line: :mod:`pairmeasures.io.runfiles`), takes
 measures parsed by :mod:`pairmeasures.measures.parsing` (relevance measures work too), evaluates each measure with the
 provider ``ir_measures.calc_aggregate`` would choose (:func:`evaluate`) and prints what the ``ir_measures`` command
 prints (:func:`output`), or a table.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from ..sideinfo.runfiles import Qrels, Run
+from ..io.runfiles import Qrels, Run
 from .tables import FORMATS, render
 
 #: What ``--help`` says about the files.

@@ -20,7 +20,8 @@ statistics below it and nothing of the command line. Its rooms, one job each:
 - :mod:`.plan`: the inputs checked before any long work (systems parsed once into ``System`` objects, the baseline,
   the trade-off's bases) and the measures (parsed once into objects, as shown and as evaluated, with directions);
 - :mod:`.runs`: the polarity depth, each system's run (from the run cache or run now) and its side columns;
-- :mod:`.frames`: the one boundary where PyTerrier frames become ir_measures frames;
+- :mod:`pairmeasures.io.frames` (below it, shared with the benchmark and the measures): the one boundary where
+  PyTerrier frames become ir_measures frames;
 - :mod:`.evaluation`: per-query values through ir_measures, significance, statistics, breakdowns, the leaderboard,
   ΔA-PRF and bias by cut-off;
 - :mod:`.curves`: bias against the cut-off and the relevance/bias trade-off of re-rankers over Lambda;

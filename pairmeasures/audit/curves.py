@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, cast
 
 import numpy as np
 
-from .frames import ir_frame
+from ..io.frames import ir_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,9 +40,9 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
     """
     import pandas as pd
 
+    from ..io.progress import progress_bar
     from ..measures.base import DegenerateQueryWarning, MissingSideInfoWarning
     from ..measures.provider import provider
-    from ..sideinfo.progress import progress_bar
 
     ks = _checked_ks(ks)
     if isinstance(families, str) or not families:
@@ -92,8 +92,8 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
     import pandas as pd
 
     from ..analysis import paired_bootstrap
+    from ..io.progress import progress_bar
     from ..measures.base import DegenerateQueryWarning, MissingSideInfoWarning, PairMeasure
-    from ..sideinfo.progress import progress_bar
 
     if not methods:
         raise ValueError("methods must map at least one method name to a function Lambda -> transformer, "

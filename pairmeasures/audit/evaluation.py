@@ -2,7 +2,7 @@
 pt.Experiment's paired test on them, the leaderboard table, IBBR's dataset-level ΔA-PRF, and bias by cut-off.
 
 Every function here reads runs as ir_measures frames (``query_id``, ``doc_id``, ``score`` and the side columns):
-the audit turns each PyTerrier run into one once, where it leaves PyTerrier (:func:`~pairmeasures.audit.frames.
+the audit turns each PyTerrier run into one once, where it leaves PyTerrier (:func:`~pairmeasures.io.frames.
 ir_frame`), and measures carry their objects, never strings parsed again."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import itertools
 import math
 from typing import TYPE_CHECKING
 
-from .frames import ir_frame
+from ..io.frames import ir_frame
 from .plan import label
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ DELTA_A_PRF_INTERVAL = "ΔA-PRF 95% CI"
 
 def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFrame":
     """One row per (system, query, measure) measured (``runs``: ir_measures frames, or PyTerrier frames turned into
-    them by :func:`~pairmeasures.audit.frames.ir_frame`; ``measures``: the measure's string -> the measure), as
+    them by :func:`~pairmeasures.io.frames.ir_frame`; ``measures``: the measure's string -> the measure), as
     ``ir_measures.iter_calc`` yields them: queries a bias measure left out have no row. The measures that declare how
     deep they read (:func:`~pairmeasures.audit.curves.reads_depth`) are evaluated on each run cut to the deepest of
     them (:func:`~pairmeasures.audit.curves.top_rows`: the same values, from fewer rows); the others on the whole run."""
@@ -59,8 +59,8 @@ def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFram
 
 def _check_ranked_once(system: str, frame: "pd.DataFrame") -> None:
     """A ValueError naming the system, query and document where its run ranks a document twice for one query (every
-    measure then reads the whole run, as a run file is read: :mod:`pairmeasures.sideinfo.repeats`)."""
-    from ..sideinfo.repeats import repeated_pair
+    measure then reads the whole run, as a run file is read: :mod:`pairmeasures.io.repeats`)."""
+    from ..io.repeats import repeated_pair
 
     found = repeated_pair(frame["query_id"].tolist(), frame["doc_id"].tolist())
     if found is not None:
@@ -228,7 +228,7 @@ def breakdown_cells(per_query: "pd.DataFrame", values: dict, by: str, min_cell: 
     import warnings
 
     from ..analysis import SmallCellWarning, breakdown
-    from ..sideinfo.memo import value_key
+    from ..io.memo import value_key
 
     def cut() -> tuple:
         with warnings.catch_warnings(record=True) as caught:

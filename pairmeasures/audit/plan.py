@@ -82,9 +82,9 @@ def check_run_files(plan: Plan, profile: "Profile", dataset_queries) -> None:
     (:func:`~pairmeasures.audit.runs.run_systems`)."""
     import warnings
 
+    from ..io.runfiles import examples
     from ..pipelines.stages.run_file import path_of, read
     from ..sideinfo import InputWarning
-    from ..sideinfo.runfiles import examples
 
     known = set(dataset_queries)
     for name, system in plan.systems.items():

@@ -1,7 +1,7 @@
 """``run_audit(request)``: the steps of an audit in order, and nothing else. Each step is a call into its room: the
 plan (:mod:`.plan`), the dataset profile (:mod:`pairmeasures.datasets.profile`), the runs (:mod:`.runs`), evaluation
 and significance (:mod:`.evaluation`), the polarity axes (:mod:`.axes`) and the trade-off (:mod:`.tradeoff`).
-Evaluation outputs are kept on disk by the content they derive from (:class:`~pairmeasures.sideinfo.memo.DiskMemo`,
+Evaluation outputs are kept on disk by the content they derive from (:class:`~pairmeasures.io.memo.DiskMemo`,
 through :class:`EvaluationCache`), so a warm re-run loads no model or index. Nothing here writes an output: the
 result is an :class:`~pairmeasures.audit.result.AuditResult` (``pairmeasures audit`` writes it into ``--out``)."""
 
@@ -28,7 +28,7 @@ class EvaluationCache:
 
     def __init__(self, manifest: "Manifest"):
         from .. import __version__
-        from ..sideinfo.memo import DiskMemo
+        from ..io.memo import DiskMemo
         from .runs import cache_folder
 
         self.disk = DiskMemo(cache_folder() / "evaluations", [EVALUATIONS_FORMAT, __version__])
@@ -60,15 +60,15 @@ def run_audit(request: "AuditRequest", *, engine: str = "local", address: Option
     per-query values."""
     started = time.perf_counter()
     from ..analysis.manifest import Manifest
+    from ..compute.embed import Embedder
     from ..datasets.profile import load_profile, only_queries, polarity_model
     from ..datasets.published_runs import expand_published
+    from ..io.frames import ir_frame
+    from ..io.memo import CACHE_ENV, value_key, writable_folder
     from ..measures.parsing import parse_measures
     from ..pipelines.specs import SystemContext
-    from ..sideinfo.embed import Embedder
-    from ..sideinfo.memo import CACHE_ENV, value_key, writable_folder
     from . import axes, evaluation
     from .engine import compute_on, manifest_entry
-    from .frames import ir_frame
     from .plan import check_run_files, choose_measures, plan_systems
     from .request import default_dataset
     from .result import AuditResult, Breakdown, Disparity, Provenance, Statistics
@@ -98,7 +98,7 @@ def run_audit(request: "AuditRequest", *, engine: str = "local", address: Option
         polarity = polarity_model(profile, r.positive, embedder) if reads_polarity else None
         context = SystemContext(source=profile.corpus, data=r.data, text=profile.text,
                                 polarity_model=None if polarity is None else polarity.model, model=r.model,
-                                num_results=r.num_results, k=r.k, ray_pool=pool)
+                                num_results=r.num_results, k=r.k, engine=pool)
 
         hidden, base_names = hidden_bases(plan.systems, plan.bases)
         # the trade-off's bias measure: the Duo measure shown (by its leaderboard name), else Duo@10

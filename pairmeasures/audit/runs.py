@@ -25,7 +25,7 @@ RUNS_FORMAT = 1
 
 def cache_folder() -> Path:
     """The folder of the audit's caches (``runs/``, ``evaluations/``): beside the embedding cache."""
-    from ..sideinfo.cache import default_cache_path
+    from ..compute.cache import default_cache_path
 
     return default_cache_path().parent
 
@@ -37,7 +37,7 @@ def annotate(run: "pd.DataFrame", profile: "Profile", scorer=None, system: str =
     import numpy as np
     import pandas as pd
 
-    from ..sideinfo.embed import embedding_purpose
+    from ..compute.embed import embedding_purpose
 
     missing = profile.corpus.missing(run["docno"])
     if missing:
@@ -121,10 +121,10 @@ def run_systems(systems: dict, profile: "Profile", context: "SystemContext", pol
     import pandas as pd
 
     from .. import __version__
+    from ..compute.embed import folder_fingerprint
+    from ..io.memo import DiskMemo
+    from ..io.progress import progress_bar
     from ..pipelines.polarity import PolarityScorer
-    from ..sideinfo.embed import folder_fingerprint
-    from ..sideinfo.memo import DiskMemo
-    from ..sideinfo.progress import progress_bar
 
     depth = depth if depth is not None else PolarityDepth(None, "every row (no depth given)")
     scorer = None
@@ -189,8 +189,8 @@ def say_unranked_queries(runs: dict, profile: "Profile") -> None:
     """An :class:`~pairmeasures.sideinfo.InputWarning` per system (``runs``: name -> run) without results for some
     audited queries, with the count: they count as empty rankings, which a relevance measure scores 0 and a bias
     measure leaves out (counted as excluded)."""
+    from ..io.runfiles import examples
     from ..sideinfo import InputWarning
-    from ..sideinfo.runfiles import examples
 
     for name, run in runs.items():
         lacking = set(profile.queries) - set(run["qid"])

@@ -35,8 +35,8 @@ def tradeoff(bases: dict, base_names: dict, runs: dict, run_keys: dict, qrels: "
     measure as the leaderboard names it); each curve kept through ``memo(kind, parts, compute)``."""
     import pandas as pd
 
-    from ..sideinfo.embed import Embedder
-    from ..sideinfo.memo import value_key
+    from ..compute.embed import Embedder
+    from ..io.memo import value_key
     from .curves import equal_cost, tradeoff_curve
     from .result import Tradeoff, TradeoffBase
 

@@ -109,15 +109,15 @@ def _systems(systems: "Mapping[str, Any] | Sequence[str]") -> dict:
 
 @contextmanager
 def _engine(engine: str) -> Iterator[Any]:
-    from ..sideinfo.engines import check_engine_options
+    from ..compute.engines import check_engine_options
 
     check_engine_options(engine)
     if engine == "local":
         yield None
         return
-    from ..sideinfo.engines import compute_engine
-    from ..sideinfo.raypool import RayPool
-    from ..sideinfo.raysession import require_ray
+    from ..compute.engines import compute_engine
+    from ..compute.raypool import RayPool
+    from ..compute.raysession import require_ray
 
     require_ray()
     where = "set PAIRMEASURES_CACHE_DIR to a folder every node and this machine share"
@@ -176,7 +176,7 @@ def run(suite: "str | os.PathLike | Suite", systems: "Mapping[str, Any] | Sequen
         say(f"{summary.records_skipped} records finished before: skipped (nothing run for them)")
     if pairs == 0:
         return summary
-    from ..sideinfo.progress import is_terminal, progress_bar
+    from ..io.progress import is_terminal, progress_bar
 
     bar = progress_bar(total=pairs, desc="benchmark run", unit="record", show=None if is_terminal() else False)
     try:
@@ -204,7 +204,7 @@ def _run_task(suite, task, pins, todo, results, data, pool, replace, bar) -> lis
     profile = opened.profile
     reads = any(isinstance(system, System) and system.reads_polarity for _, _, system, _ in todo)
     context = SystemContext(source=profile.corpus, data=data, text=profile.text, num_results=task.depth,
-                            polarity_model=opened.polarity_model() if reads else None, ray_pool=pool)
+                            polarity_model=opened.polarity_model() if reads else None, engine=pool)
     topics = pd.DataFrame({"qid": list(profile.queries), "query": list(profile.queries.values())})
     pipelines = {name: system.build(context) if isinstance(system, System) else system for name, _, system, _ in todo}
     written = []

@@ -3,7 +3,7 @@ TASK=FILE ...`` and :func:`submit` (docs/leaderboard.md, "Submit run files").
 
 Every file is checked before anything is written: its task is one of the suite's and its data is here; the file
 reads strictly (a line that does not read, a rank or score that is not a number, a document ranked twice for a
-query: :func:`pairmeasures.sideinfo.runfiles.load_run_file`, naming the line); every query is a query of the task
+query: :func:`pairmeasures.io.runfiles.load_run_file`, naming the line); every query is a query of the task
 and every document one of its documents (the first line naming another is the error). Then each run is cut to the
 task's depth, evaluated with the task's pins (:func:`~pairmeasures.benchmark.taskrun.evaluate_run`) and written as a
 record of kind ``submission`` with the run beside it (a resubmission of the same run changes nothing; another run
@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
+from ..io.frames import pyterrier_frame
 from .recordformat import read_record_file, record_folder_name, record_path, run_sha256, run_text
 from .records import RecordConflictError, write_record
 from .runner import RunSummary, finished
@@ -84,7 +85,7 @@ def check_run_file(path: str | os.PathLike, opened, report: Callable[[str], None
     """The run file ``path`` read strictly and checked against the task ``opened``
     (:class:`~pairmeasures.benchmark.taskrun.TaskData`): ``qid, docno, score`` (and ``rank``) for
     :func:`~pairmeasures.benchmark.taskrun.cut_to_depth`. A problem is a ValueError naming the file and line."""
-    from ..sideinfo.runfiles import examples, load_run_file
+    from ..io.runfiles import examples, load_run_file
 
     file = Path(path).expanduser()
     run = load_run_file(str(file)).frame()
@@ -108,7 +109,7 @@ def check_run_file(path: str | os.PathLike, opened, report: Callable[[str], None
     if lacking:
         report(f"RUN file {str(path)!r} ranks nothing for {len(lacking)} of the {len(profile.queries)} queries of "
                f"{task.id} (e.g. {examples(lacking)}): no measure measures them")
-    frame = run.rename(columns={"query_id": "qid", "doc_id": "docno"})
+    frame = pyterrier_frame(run)
     return frame[[c for c in ("qid", "docno", "score") if c in frame.columns]]  # ordered by score, as trec_eval
 
 

@@ -366,7 +366,7 @@ class TaskPins:
 def task_pins(task: Task, data: Optional[str | os.PathLike] = None) -> TaskPins:
     """The sha256 of ``task``'s dataset files found here (``data``: a mirror folder, default ``$PAIRMEASURES_DATA``,
     then the download cache; nothing is downloaded), with what is missing named, never raised."""
-    from ..sideinfo.memo import sha256_file
+    from ..io.memo import sha256_file
 
     if task.folder:
         root = Path(task.dataset)

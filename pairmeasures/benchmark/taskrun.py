@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
+from ..io.frames import ir_names
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -88,8 +90,8 @@ class TaskData:
         """The task's polarity model, made on first use: the axes fitted on the labelled documents when two
         perspectives are labelled, else on each run's candidates (as the audit's default). The measures score with
         it, and re-rankers that read polarity (``duogreedy``, ``least``) rank with it, as in the audit."""
+        from ..compute.embed import Embedder
         from ..datasets.profile import polarity_model
-        from ..sideinfo.embed import Embedder
 
         if self._polarity is None:
             self._polarity = polarity_model(self.profile, embedder=Embedder()).model
@@ -183,7 +185,7 @@ def _side_columns(data: TaskData, frame: "pd.DataFrame") -> "pd.DataFrame":
     if "polarity" in columns:
         import warnings
 
-        from ..sideinfo.embed import embedding_purpose
+        from ..compute.embed import embedding_purpose
 
         depth = None if any(d is None for d in polarity_depths) else max(polarity_depths)
         queries = frame["qid"].map(profile.queries)
@@ -202,7 +204,7 @@ def evaluate_run(data: TaskData, frame: "pd.DataFrame") -> Evaluated:
     if missing:
         raise ValueError(f"the run names {len(missing)} documents that are not in {data.task.dataset}, e.g. "
                          f"{missing[0]!r}: a system must rank the task's documents")
-    annotated = _side_columns(data, frame).rename(columns={"qid": "query_id", "docno": "doc_id"})
+    annotated = ir_names(_side_columns(data, frame))
     annotated = annotated.drop(columns=[c for c in ("query",) if c in annotated.columns])
     qrels = data.profile.qrels
     ids = data.query_ids

@@ -1,4 +1,4 @@
-"""Floor 3: the patches pairmeasures makes to other libraries, in one quarantined place.
+"""Floor 5: the patches pairmeasures makes to other libraries, in one quarantined place.
 
 Each patch adds one behaviour that pairmeasures measures need and the library lacks; each is installed once, only
 when a pairmeasures measure is evaluated (or, for ``pt.Experiment``, when PyTerrier is imported), and changes nothing

@@ -1,4 +1,4 @@
-"""Floor 5: bias benchmarks as ir_datasets datasets, with gold labels, that also work offline.
+"""Floor 7: bias benchmarks as ir_datasets datasets, with gold labels, that also work offline.
 
 Once ``pairmeasures`` is imported, ``ir_datasets.load("pair/perspectrum")`` and
 ``pt.get_dataset("irds:pair/perspectrum")`` find these datasets (ir_datasets has no plugin

@@ -17,7 +17,7 @@ import unicodedata
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..sideinfo.beir import LABELS_HEADER, QRELS_HEADER
+from ..io.beir import LABELS_HEADER, QRELS_HEADER
 from ._resources import DatasetError
 
 _INVISIBLE = {"Cc", "Cf", "Co", "Cs"}

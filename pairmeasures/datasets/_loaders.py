@@ -21,8 +21,8 @@ from typing import Callable, Optional, Sequence
 
 from .._atomic import write_atomically
 from .._owned import discard
-from ..sideinfo.beir import DataFileError, read_labels, read_qrels
-from ..sideinfo.memo import Memo
+from ..io.beir import DataFileError, read_labels, read_qrels
+from ..io.memo import Memo
 from ._irdsfiles import IrdsFile
 from ._records import GroupLabel, Qrel
 from ._resources import DatasetError, Location, Resource, cache_root, locate

@@ -27,7 +27,7 @@ from typing import Callable, Optional
 from urllib.parse import quote
 
 from .._owned import discard, move_entries, release_empty, scratch_folder
-from ..sideinfo.memo import sha256_file
+from ..io.memo import sha256_file
 
 __all__ = ["BEIR_FILES", "DATA_ENV", "UNKNOWN", "DatasetError", "DatasetUnavailableError", "Location", "RemoteFile",
            "Resource", "cache_root", "find", "github_file", "huggingface_file", "ir_datasets_home", "locate"]

@@ -17,7 +17,7 @@ what the audit, the retrieval stages, the document-text stage and the SEME mater
 
 Opening costs nothing: files are read on first use, once per process while they are unchanged. A folder's
 ``corpus.jsonl`` is read once per version of the file into an on-disk store under the cache folder
-(:mod:`~pairmeasures.sideinfo.docstore`), which later audits and processes open: no corpus is held in memory.
+(:mod:`~pairmeasures.io.docstore`), which later audits and processes open: no corpus is held in memory.
 """
 
 from __future__ import annotations
@@ -28,14 +28,14 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
-from ..sideinfo.beir import check_text_field, record_text
-from ..sideinfo.beirfolder import StoredFolder
-from ..sideinfo.memo import Memo, content_key, sha256_file
+from ..io.beir import check_text_field, record_text
+from ..io.beirfolder import StoredFolder
+from ..io.memo import Memo, content_key, sha256_file
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..sideinfo.docstore import DocStore
+    from ..io.docstore import DocStore
     from ._loaders import DatasetSpec
 
 __all__ = ["Corpus", "CorpusSourceError", "MissingDocumentsError", "open_corpus", "GENDER_GROUPS"]
@@ -163,7 +163,7 @@ def _digest(value) -> str:
 
 
 class _FolderCorpus(Corpus):
-    """A BEIR-layout folder, read strictly on first use (:class:`~pairmeasures.sideinfo.beirfolder.StoredFolder`): its
+    """A BEIR-layout folder, read strictly on first use (:class:`~pairmeasures.io.beirfolder.StoredFolder`): its
     ``corpus.jsonl`` into an on-disk store built once per version of the file, its queries, qrels and labels into
     memory."""
 

@@ -13,7 +13,7 @@ the builder of records from that folder, its resource and its :class:`DatasetSpe
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
-from ..sideinfo.beir import read_records
+from ..io.beir import read_records
 from ._convert import clean_text, csv_rows, write_beir
 from ._loaders import DatasetSpec, Tables, folder_labels, folder_qrels, strings
 from ._records import Query

@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 from typing import Sequence
 
-from ..sideinfo.beir import DataFileError, iter_tsv
+from ..io.beir import DataFileError, iter_tsv
 from ._convert import clean_text, write_tsv
 from ._irdsfiles import IrdsFile
 from ._loaders import DatasetSpec, Tables

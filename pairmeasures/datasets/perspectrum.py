@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
-from ..sideinfo.beir import read_records
+from ..io.beir import read_records
 from ._convert import clean_text, field, load_json, write_beir, write_jsonl, write_tsv
 from ._loaders import DatasetSpec, Tables, folder_labels, folder_qrels, strings
 from ._records import Query

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NamedTuple, Sequence
 from urllib.parse import parse_qs, urlparse
 
-from ..sideinfo.beir import read_records
+from ..io.beir import read_records
 from ._convert import clean_text, field, load_json, write_beir
 from ._loaders import DatasetSpec, Tables, folder_labels, folder_qrels, strings
 from ._records import Query

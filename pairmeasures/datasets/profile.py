@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
-from ..sideinfo.memo import sha256_file
+from ..io.memo import sha256_file
 from .corpus import Corpus, open_corpus
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class PolarityChoice:
 def polarity_model(profile: "Profile", positive: Optional[str] = None, embedder=None) -> PolarityChoice:
     """The polarity model an audit of ``profile`` scores documents with: fitted per query on the labelled documents
     when two perspectives are labelled (``positive``: the label of polarity +1; default: the first pro-like label),
-    else on each run's candidates; ``embedder``: the :class:`~pairmeasures.sideinfo.embed.Embedder` (default:
+    else on each run's candidates; ``embedder``: the :class:`~pairmeasures.compute.embed.Embedder` (default:
     the offline default model)."""
     import pandas as pd
 
@@ -145,7 +145,7 @@ def load_profile(dataset: "str | os.PathLike | Corpus", data: Optional[str | os.
     ``$PAIRMEASURES_DATA``; see :func:`~pairmeasures.datasets.corpus.open_corpus`). ``text``: the document
     field(s) read (default: the dataset's, ``title+text`` for Grep-BiasIR, whose gender wording is often in
     the title only, else ``text``)."""
-    from ..sideinfo.beir import check_text_field
+    from ..io.beir import check_text_field
 
     corpus = open_corpus(dataset, data)
     records = corpus.query_records()
@@ -159,7 +159,7 @@ def load_profile(dataset: "str | os.PathLike | Corpus", data: Optional[str | os.
 def only_queries(profile: Profile, file: str | os.PathLike) -> Profile:
     """``profile`` cut to the query ids listed in ``file`` (one a line, ``#`` comments), every one of which must be
     a query of the dataset; the documents stay (systems still rank the whole corpus)."""
-    from ..sideinfo.runfiles import read_query_ids
+    from ..io.runfiles import read_query_ids
 
     keep = read_query_ids(file)
     unknown = sorted(keep - set(profile.queries))

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import NamedTuple, Optional, Sequence, cast
 
-from ..sideinfo.beir import DataFileError, iter_tsv, read_records
+from ..io.beir import DataFileError, iter_tsv, read_records
 from ._convert import clean_text, csv_rows, write_tsv
 from ._loaders import DatasetSpec, Tables, folder_labels, folder_qrels, strings
 from ._records import GroupLabel, Query

@@ -45,7 +45,7 @@ class GenerationError(RuntimeError):
 
 def default_generation_cache() -> Path:
     """``generations.sqlite`` in pairmeasures' cache folder (where the embedding cache lives)."""
-    from ..sideinfo.cache import default_cache_path
+    from ..compute.cache import default_cache_path
 
     return default_cache_path().parent / "generations.sqlite"
 

@@ -312,7 +312,7 @@ def _write_folder(out: FolderClaim, records: list, manifest: dict, distractors: 
 def read_distractors(folder: Union[str, os.PathLike]) -> dict:
     """``{"p1": [texts], "p2": [texts]}`` from a generated fit set's ``distractors.jsonl``, as
     :class:`~pairmeasures.PolarityModel` takes them (``distractors=``)."""
-    from ..sideinfo.beir import existing, read_records
+    from ..io.beir import existing, read_records
 
     path = existing(folder, "distractors.jsonl")
     grouped: dict = {group: [] for group in GROUPS}
@@ -326,7 +326,7 @@ def read_distractors(folder: Union[str, os.PathLike]) -> dict:
 def read_perspectives(folder: Union[str, os.PathLike]) -> dict:
     """``{query id: (statement of p1, statement of p2)}`` from a generated fit set's ``perspectives.tsv``,
     usable as :class:`~pairmeasures.PolarityModel` ``anchors``."""
-    from ..sideinfo.beir import existing, iter_tsv
+    from ..io.beir import existing, iter_tsv
 
     statements: dict = {}
     for _, (query_id, group, statement) in iter_tsv(existing(folder, "perspectives.tsv"), ("query-id", "group", "statement")):

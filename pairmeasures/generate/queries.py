@@ -19,7 +19,7 @@ def read_queries(source: Union[str, os.PathLike, Mapping], data: Optional[str] =
     a ``.tsv``/``.txt`` file of ``id<TAB>text`` lines (a first line whose first field is ``query-id``,
     ``qid``, ``_id`` or ``id`` is a header); else a dataset id (``pair/procon``; ``data``: a mirror folder).
     """
-    from ..sideinfo.beir import DataFileError, existing, numbered_lines, read_records
+    from ..io.beir import DataFileError, existing, numbered_lines, read_records
 
     if isinstance(source, Mapping):
         texts, name = {str(q): t for q, t in source.items()}, "a mapping given in Python"

@@ -1,4 +1,4 @@
-"""Floor 3: ir_measures measures and the one provider that evaluates them on whole runs.
+"""Floor 5: ir_measures measures and the one provider that evaluates them on whole runs.
 
 Each built-in measure family is one module with the same name as its formulas' module in :mod:`pairmeasures.math`
 (``duo``, ``group``, ``texfair``, ...): it defines its measures, registers them in one call

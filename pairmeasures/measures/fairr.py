@@ -11,9 +11,9 @@ from typing import Optional
 import numpy as np
 from ir_measures import measures
 
+from ..io.memo import Memo
 from ..math import DEGENERATE_NFAIRR, fairr_lists, neutrality, nfairr_lists
 from ..sideinfo import SideInfoError, resource_key
-from ..sideinfo.memo import Memo
 from .base import MeasureValues, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
 from .registry import register_builtin

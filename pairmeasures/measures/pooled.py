@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..io.frames import ir_names
 from .base import DegenerateQueryWarning, PairMeasure
 from .group_combos import GroupComboMeasure, PooledValue
 from .ranked import (
@@ -93,18 +94,6 @@ def _group_measure(measure: Any) -> GroupComboMeasure:
                      "see docs/group-exposure.md")
 
 
-def _ir_measures_names(frame: Any) -> Any:
-    """A PyTerrier frame (``qid``, ``docno``, ``label``) with ir_measures' column names, as pt.Experiment renames it;
-    anything else as it is."""
-    import pandas as pd
-
-    if not isinstance(frame, pd.DataFrame):
-        return frame
-    renames = {old: new for old, new in (("qid", "query_id"), ("docno", "doc_id"), ("label", "relevance"))
-               if old in frame.columns and new not in frame.columns}
-    return frame.rename(columns=renames) if renames else frame
-
-
 def ranked_lists_for(measure: PairMeasure, run: Any, qrels: Any):
     """``run`` (a DataFrame with ir_measures' or PyTerrier's column names, or anything ir_measures reads as a run) as
     ranked lists for ``measure``, checked as the provider checks it: the queries of ``qrels`` when given (their
@@ -113,7 +102,7 @@ def ranked_lists_for(measure: PairMeasure, run: Any, qrels: Any):
     import pandas as pd
     from ir_measures.util import QrelsConverter, RunConverter
 
-    frame = RunConverter(_ir_measures_names(run), strict=False).as_pd_dataframe()
+    frame = RunConverter(ir_names(run), strict=False).as_pd_dataframe()
     problem = missing_columns_problem(frame.columns, "run") or missing_side_columns([measure], list(frame.columns))
     if problem:
         raise RunInputError(f"{measure}: {problem}")
@@ -124,7 +113,7 @@ def ranked_lists_for(measure: PairMeasure, run: Any, qrels: Any):
                              "qrels)")
         query_ids = pd.unique(frame["query_id"].astype(str))
     else:
-        judgements = QrelsConverter(_ir_measures_names(qrels), strict=False).as_pd_dataframe()
+        judgements = QrelsConverter(ir_names(qrels), strict=False).as_pd_dataframe()
         problem = (missing_columns_problem(judgements.columns, "qrels") or id_problem(judgements, "qrels")
                    or relevance_problem(judgements))
         if problem:

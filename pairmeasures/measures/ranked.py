@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
 import numpy as np
 
+from ..io.frames import PYTERRIER_NAMES
+from ..io.repeats import repeat_in_blocks
 from ..math import list_index, list_lengths
-from ..sideinfo.repeats import repeat_in_blocks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -158,7 +159,6 @@ def relevance_problem(qrels: "pd.DataFrame") -> Optional[str]:
 
 #: The columns ir_measures reads, by frame, and PyTerrier's names for them.
 _REQUIRED = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}
-_PYTERRIER_NAMES = {"query_id": "qid", "doc_id": "docno", "relevance": "label"}
 
 
 def missing_columns_problem(found: Iterable[str], source: str) -> Optional[str]:
@@ -170,7 +170,7 @@ def missing_columns_problem(found: Iterable[str], source: str) -> Optional[str]:
     if not missing:
         return None
     has = "have" if source == "qrels" else "has"
-    renames = {_PYTERRIER_NAMES[c]: c for c in missing if _PYTERRIER_NAMES.get(c) in found}
+    renames = {PYTERRIER_NAMES[c]: c for c in missing if PYTERRIER_NAMES.get(c) in found}
     if renames:
         return (f"the {source} {has} PyTerrier's column names (found {found}): rename "
                 + ", ".join(f"{theirs} -> {ours}" for theirs, ours in renames.items())

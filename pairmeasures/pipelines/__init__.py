@@ -1,4 +1,4 @@
-"""Floor 6: PyTerrier transformers, imported lazily: ``pairmeasures.pipelines.specs`` (and the CLI that lists its
+"""Floor 8: PyTerrier transformers, imported lazily: ``pairmeasures.pipelines.specs`` (and the CLI that lists its
 stages) does not load PyTerrier; ``DuoGreedy``, ``BiasedOrdering`` and ``PolarityScorer`` load it on first use."""
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 
 if TYPE_CHECKING:
+    from ..compute.engines import ComputeEngine
     from ..datasets.corpus import Corpus
     from ..sideinfo.polarity import PolarityModel
 
@@ -22,8 +23,8 @@ class SystemContext:
     ``text`` field(s), the polarity model of inserted :class:`PolarityScorer` stages (``None``: fitted on each
     query's candidates), the dense ``model`` folder (``None``: the offline default), first-stage depth
     ``num_results``, the default ``k`` of re-rankers and where BM25 and dense indexes are kept (``index_dir``;
-    ``None``: the cache directory) and, with ``ray_pool``, the Ray pool that stages spending model time per query run
-    on (:class:`~pairmeasures.pipelines.onray.OnRay`). Every system built in one context shares its corpus, text lookups, polarity
+    ``None``: the cache directory) and the compute ``engine`` (``None``: this process; the audit's Ray pool with
+    ``--engine ray``) that stages spending model time per query run on (:meth:`on_engine`). Every system built in one context shares its corpus, text lookups, polarity
     scorer and encoders."""
 
     source: "str | os.PathLike | Corpus"
@@ -34,8 +35,9 @@ class SystemContext:
     num_results: int = 100
     k: int = 10
     index_dir: Optional[str | os.PathLike] = None
-    #: The audit's Ray pool with ``--engine ray`` (stages that spend model time per query run on it), else ``None``.
-    ray_pool: Optional[object] = None
+    #: Where model work runs: ``None`` (this process), or the compute engine of ``--engine ray``
+    #: (:class:`~pairmeasures.compute.raypool.RayPool`), which stages that spend model time per query run on.
+    engine: Optional["ComputeEngine"] = None
     _shared: dict = field(default_factory=dict, init=False, repr=False)
 
     def shared(self, key: str, make: Callable[[], T]) -> T:
@@ -50,6 +52,16 @@ class SystemContext:
         from ..datasets.corpus import open_corpus
 
         return self.shared("corpus", lambda: open_corpus(self.source, self.data))
+
+    def on_engine(self, key: str, stage):
+        """``stage`` (a PyTerrier transformer that spends model time per query) where the context's engine runs such
+        work: ``stage`` itself in this process; over query partitions of the engine's Ray otherwise
+        (:class:`~pairmeasures.pipelines.onray.OnRay`), one per ``key``."""
+        if self.engine is None:
+            return stage
+        from .onray import OnRay
+
+        return self.shared(f"{key} on the engine", lambda: OnRay(stage, self.engine))
 
     def document_text(self):
         """The stage that adds document ``text`` (inserted before stages that read it)."""

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+from ..compute.cache import EmbeddingCache, text_key
+from ..compute.embed import Embedder
 from ..datasets.corpus import open_corpus
-from ..sideinfo.beir import check_text_field, record_text
-from ..sideinfo.cache import EmbeddingCache, text_key
-from ..sideinfo.embed import Embedder
-from ..sideinfo.progress import progress_bar
+from ..io.beir import check_text_field, record_text
+from ..io.progress import progress_bar
 
 __all__ = ["CHUNK", "corpus_texts", "distinct_texts", "missing_texts", "fill_cache"]
 
@@ -37,7 +37,7 @@ def corpus_texts(source, text: Optional[str] = None, data=None) -> Iterator[tupl
 
 def distinct_texts(pairs: Iterator[tuple]) -> tuple:
     """``(keys, texts)``: each distinct text of the ``(doc_id, text)`` pairs once, in first-seen order, with its
-    cache key (:func:`~pairmeasures.sideinfo.cache.text_key`)."""
+    cache key (:func:`~pairmeasures.compute.cache.text_key`)."""
     keys: list = []
     texts: list = []
     seen: set = set()

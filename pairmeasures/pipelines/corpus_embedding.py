@@ -1,10 +1,10 @@
 """A whole corpus embedded into the embedding cache and its pyterrier-dr index (``pairmeasures embed``).
 
 Every distinct document text of the corpus is embedded once with the model, into the same cache entries the
-audit's :class:`~pairmeasures.sideinfo.embed.Embedder` reads (same model key, the model's raw vectors), then
+audit's :class:`~pairmeasures.compute.embed.Embedder` reads (same model key, the model's raw vectors), then
 the ``FlexIndex`` that the ``dense`` stage reads is built from the cache (no text embedded a second time). The
 ``local`` engine embeds in this process; the ``ray`` engine in a Ray Data actor pool
-(:mod:`~pairmeasures.sideinfo.raypool`), through shards on disk that this process merges.
+(:mod:`~pairmeasures.compute.raypool`), through shards on disk that this process merges.
 
 Rerunning is cheap and safe: texts in the cache are never embedded again, shards left by a killed run are
 merged first (damaged ones deleted and redone), and an index that exists is reused.
@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Optional
 
 from .._owned import is_claimed
+from ..compute.embed import Embedder
+from ..compute.engines import ENGINES, check_engine_options
+from ..compute.shards import SHARD_FOLDER, store_for
 from ..datasets.corpus import open_corpus
-from ..sideinfo.embed import Embedder
-from ..sideinfo.engines import ENGINES, check_engine_options
-from ..sideinfo.progress import progress_bar
-from ..sideinfo.shards import SHARD_FOLDER, store_for
+from ..io.progress import progress_bar
 from .corpus_cache import CHUNK, corpus_texts, distinct_texts, missing_texts
 
 __all__ = ["EmbedResult", "embed_corpus", "ENGINES"]
@@ -61,17 +61,17 @@ def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", 
 
     ``engine``: ``"local"`` (this process) or ``"ray"`` (``address``: a cluster to join; default a private local
     Ray with ``num_cpus``). ``workers``: model actors of the Ray pool (default: one per GPU, else per CPU);
-    ``tokenizers``: CPU actors tokenizing for the GPU actors (default: :func:`~pairmeasures.sideinfo.raypool.
+    ``tokenizers``: CPU actors tokenizing for the GPU actors (default: :func:`~pairmeasures.compute.raypool.
     pool_shape`'s). ``batch_size``: texts per forward pass (default: 64 on a CPU, 256 on a GPU).
     ``shard_size``: texts per shard (default 2048); ``work``: the shard folder (default ``shards/<model key>`` in
     the cache folder; on a cluster of several machines, a shared folder). ``index_dir``: where indexes live.
 
-    The options (and ``address``: :func:`~pairmeasures.sideinfo.raysession.check_address`) are checked before any
+    The options (and ``address``: :func:`~pairmeasures.compute.raysession.check_address`) are checked before any
     work; a corpus without documents is an error naming it (nothing to embed, and no index can be built)."""
     check_engine_options(engine, address=address, workers=workers, tokenizers=tokenizers, shard_size=shard_size,
                          work=work, batch_size=batch_size)
     if engine == "ray":
-        from ..sideinfo.raysession import check_address, require_ray
+        from ..compute.raysession import check_address, require_ray
 
         require_ray()
         check_address(address)
@@ -115,7 +115,7 @@ def embed_corpus(source, model: Optional[str] = None, *, engine: str = "local", 
 def _embed_on_ray(embedder: Embedder, store, keys: list, texts: list, *, address, workers, tokenizers,
                   batch_size: Optional[int], shard_size: Optional[int], num_cpus) -> tuple:
     """``(actors, rows embedded)``: the missing texts as shards through the Ray pool, merged here as they finish."""
-    from ..sideinfo.raypool import RayPool
+    from ..compute.raypool import RayPool
 
     if not keys:
         return 0, 0  # nothing to embed: no Ray started

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
+from ..io.frames import ir_names
 from ..math import rbo
 from ..measures.ranked import build_ranked_lists
 from ..sideinfo.counterfactual import CounterfactualSubstitution
@@ -61,7 +62,7 @@ def counterfactual_corpus(documents: Iterable[dict], substitution: Optional[Coun
 
 def _ranked(results: pd.DataFrame, depth: int, name: str) -> dict:
     """Top ``depth`` docnos per query, in the order every measure sees (trec_eval's tie-breaking)."""
-    frame = results.rename(columns={"qid": "query_id", "docno": "doc_id"})
+    frame = ir_names(results)
     missing = [c for c in ("query_id", "doc_id", "score") if c not in frame.columns]
     if missing:
         raise ValueError(f"the {name} results need columns qid, docno, score; missing {missing}")

@@ -4,7 +4,7 @@
 ``text`` it re-ranks (``bm25 >> pt.text.get_text(dataset, "text") >> pm.bi_encoder()``), and with a
 ``pyterrier_dr.FlexIndex`` it indexes and retrieves densely (``dense_retriever()`` keeps that index
 like the PISA index of ``pm.bm25``). Its vectors come from
-:class:`~pairmeasures.sideinfo.embed.Embedder`, so texts already embedded for polarity scores are not
+:class:`~pairmeasures.compute.embed.Embedder`, so texts already embedded for polarity scores are not
 embedded again. Needs the ``dense`` extra (``pip install 'pairmeasures[dense]'``).
 
 :class:`DenseReranker` re-ranks (and :meth:`DenseReranker.doc_encoder` adds ``doc_vec``) exactly as the bi-encoder
@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ..sideinfo.embed import Embedder
-from ..sideinfo.engines import current_engine
+from ..compute.embed import Embedder
+from ..compute.engines import current_engine
 
 __all__ = ["CachedBiEncoder", "DenseReranker", "bi_encoder", "dense_reranker", "dense_index",  # noqa: F822 (lazy)
            "dense_retriever"]

@@ -2,7 +2,7 @@
 
 PyTerrier's own ``transformer.parallel(N, backend="ray")`` (from pyterrier-alpha) splits the input frame by query
 into ``N`` parts and transforms each in a process of a Ray pool; :class:`OnRay` calls it at transform time, after
-the audit's :class:`~pairmeasures.sideinfo.raypool.RayPool` has started (or joined) Ray, so nothing starts Ray for
+the audit's :class:`~pairmeasures.compute.raypool.RayPool` has started (or joined) Ray, so nothing starts Ray for
 an audit whose runs are cached. It serves stages that spend model time per query, such as the ``ce(...)``
 cross-encoder: the stage is pickled to each process and loads its model there. Retrieval from an index (PISA's
 BM25, the dense index) stays in this process: its index lives on this machine's disk and it is already

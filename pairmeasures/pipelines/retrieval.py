@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import IO, Callable, Iterator, Optional
 
 from .._owned import WorkFolder, is_claimed, mark_folder, move_aside, put_in_place, remove_folder, scratch_folder
+from ..compute.cache import default_cache_path
 from ..datasets.corpus import Corpus, CorpusSourceError, open_corpus
-from ..sideinfo.beir import check_text_field, record_text
-from ..sideinfo.cache import default_cache_path
+from ..io.beir import check_text_field, record_text
 
 #: A retrieval source that is neither a pairmeasures dataset id nor a BEIR-layout folder (raised by
 #: :func:`~pairmeasures.datasets.corpus.open_corpus`, the one place that resolves them).

@@ -9,7 +9,7 @@ import pandas as pd
 import pyterrier as pt
 
 from ..datasets.corpus import Corpus, MissingDocumentsError, open_corpus
-from ..sideinfo.beir import check_text_field
+from ..io.beir import check_text_field
 
 __all__ = ["DocumentText"]
 

@@ -1,4 +1,4 @@
-"""Floor 4: plugins. Built-in and third-party measure families register through the same pluggy hooks.
+"""Floor 6: plugins. Built-in and third-party measure families register through the same pluggy hooks.
 
 Third-party plugins are found through the ``pairmeasures`` entry-point group. A plugin that
 fails to load (import error or ``sys.exit`` at import, misspelt hook, hook raising or exiting) is

@@ -1,4 +1,4 @@
-"""Floor 2: side information a measure needs besides qrels and run (polarity scores, group labels, text).
+"""Floor 4: side information a measure needs besides qrels and run (polarity scores, group labels, text).
 
 A measure reads a side input from a run column (``polarity``, ``group``, ``text``) or, when one of its
 parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Resources are named
@@ -13,7 +13,7 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
 ``beir:DIR``
     The gold group labels of a BEIR-layout folder, ``DIR/labels.tsv`` (``query-id``,
     ``corpus-id``, ``group``), checked with the whole folder, its documents read into an on-disk store
-    (:class:`pairmeasures.sideinfo.beirfolder.StoredFolder`), not into memory.
+    (:class:`pairmeasures.io.beirfolder.StoredFolder`), not into memory.
 ``irds:DATASET[?fields=title+text]``
     An ``ir_datasets`` dataset by id (``irds:pair/procon``): its gold group labels for rND/rKL/rRD,
     or its documents' text (``fields``, default ``text``) for the term-based measures
@@ -29,7 +29,7 @@ parameters names a *resource*, from a :class:`SideInfoSource` resolved here. Res
 A source declares what it provides in ``provides`` (``"scores"``, ``"labels"`` or ``"text"``, or a
 tuple of them); a measure refuses a resource of another kind (scores serve as labels, never as text).
 Plugins add schemes through the ``pairmeasures_side_info_schemes`` hook. Sources are built once
-per process, name and content (:mod:`pairmeasures.sideinfo.memo`): a resource file is read once
+per process, name and content (:mod:`pairmeasures.io.memo`): a resource file is read once
 however many measures use it, and read again when it changes (its size or modification time); a
 resource naming a dataset id (``irds:...``) is kept by name, its files being ir_datasets' concern.
 """
@@ -40,8 +40,8 @@ from typing import Callable, Mapping, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
-from .errors import InputWarning, SideInfoError
-from .memo import Memo, content_key
+from ..io.errors import InputWarning, SideInfoError
+from ..io.memo import Memo, content_key
 from .tsv import BeirLabelSource, TsvSource, beir_scheme, tsv_scheme
 
 __all__ = ["SideInfoSource", "TsvSource", "BeirLabelSource", "register_scheme", "resolve", "schemes", "SideInfoError",

@@ -4,7 +4,7 @@ For each query, a :class:`PolarityModel` embeds the query's *fit documents* (tex
 both sides, e.g. the Wiki-Balance Synthetic documents of that query, or the judged documents
 of a BEIR-layout debate folder), fits ``components`` principal axes on them
 (:func:`pairmeasures.math.axes.fit_axes`) and projects any ranked document of that query
-onto them. Embeddings come from an :class:`~pairmeasures.sideinfo.embed.Embedder`, so every
+onto them. Embeddings come from an :class:`~pairmeasures.compute.embed.Embedder`, so every
 text is embedded once across fits, runs and processes.
 
 Orientation is deterministic; with gold labels on the fit documents, the axis points to the
@@ -21,10 +21,10 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..compute.blas import one_blas_thread
+from ..compute.embed import Embedder
+from ..io.beir import TEXT_FIELDS, check_text_field, read_beir, record_text  # noqa: F401  (TEXT_FIELDS: re-exported)
 from ..math.axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
-from .beir import TEXT_FIELDS, check_text_field, read_beir, record_text  # noqa: F401  (TEXT_FIELDS: re-exported)
-from .blas import one_blas_thread
-from .embed import Embedder
 from .text import TextSource
 
 __all__ = ["FitSet", "PolarityModel", "PolarityError", "default_positive", "negation_anchors", "read_beir"]
@@ -95,11 +95,11 @@ class FitSet:
     @classmethod
     def from_beir(cls, folder, positive: Optional[str] = None, text: str = "text") -> "FitSet":
         """The labelled (else: judged) documents of each query of a BEIR-layout folder, their texts fetched from
-        the folder's on-disk store (:class:`~pairmeasures.sideinfo.beirfolder.StoredFolder`), not the whole corpus.
+        the folder's on-disk store (:class:`~pairmeasures.io.beirfolder.StoredFolder`), not the whole corpus.
 
         ``text``: ``"text"``, ``"title"``, or ``"title+text"`` (empty titles fall back to the text).
         """
-        from .beirfolder import StoredFolder
+        from ..io.beirfolder import StoredFolder
 
         return cls.from_frame(StoredFolder(folder).fit_frame(text), positive=positive)
 
@@ -379,7 +379,7 @@ def pca_scheme(argument: str) -> PolaritySource:
             raise SideInfoError(f"pca:{argument}: {exc}") from exc
         documents = dataset_text(dataset, location, lambda doc: record_text(doc._asdict(), text))
     else:
-        from .beirfolder import StoredFolder
+        from ..io.beirfolder import StoredFolder
 
         data = StoredFolder(location)
         try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
-from .memo import Memo, content_key
+from ..io.memo import Memo, content_key
 from .termlists import BUILTIN_TERM_LISTS, Lexicon
 from .tokenizers import word_texts
 
@@ -167,7 +167,7 @@ _COUNTERS = Memo("term counters")
 def term_counter(terms: str = "gender", tokenizer: str = "words", overlap: str = "error") -> TermCounter:
     """The process-wide counter of one term list (loaded and validated once; again if its file changes).
 
-    A built-in list is kept by name, a file by its content (:func:`~pairmeasures.sideinfo.memo.content_key`)."""
+    A built-in list is kept by name, a file by its content (:func:`~pairmeasures.io.memo.content_key`)."""
     version = None if terms in BUILTIN_TERM_LISTS else content_key(terms)
     return _COUNTERS.get((terms, tokenizer, overlap), version,
                          lambda: TermCounter(Lexicon.load(terms, tokenizer, overlap)))

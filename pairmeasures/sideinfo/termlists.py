@@ -77,7 +77,7 @@ class Lexicon:
             lines = text.splitlines()
             origin = f"built-in list {source!r}"
         else:
-            from .beir import numbered_lines
+            from ..io.beir import numbered_lines
 
             path = Path(source).expanduser()
             if not path.is_file():

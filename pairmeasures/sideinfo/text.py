@@ -52,10 +52,10 @@ class TextSource:
 
 def corpus_scheme(argument: str) -> TextSource:
     """``corpus:DIR[?fields=text|title|title+text]``: document text from a BEIR folder's corpus.jsonl, read as a
-    :class:`~pairmeasures.sideinfo.beirfolder.StoredFolder` (checked whole, once, into its on-disk store); a lookup
+    :class:`~pairmeasures.io.beirfolder.StoredFolder` (checked whole, once, into its on-disk store); a lookup
     fetches the texts of the documents asked for only."""
-    from .beir import check_text_field
-    from .beirfolder import StoredFolder
+    from ..io.beir import check_text_field
+    from ..io.beirfolder import StoredFolder
 
     location, options = resource_options(argument, ("fields",), "corpus")
     fields = check_text_field(options.get("fields", "text"))

@@ -1,6 +1,6 @@
 """Side values from tab-separated files: the ``tsv:`` resources (scores or labels by document, or by
 query and document) and the ``beir:`` resources (a BEIR-layout folder's gold labels). Every problem
-names the file and line (:mod:`pairmeasures.sideinfo.beir` reads the lines)."""
+names the file and line (:mod:`pairmeasures.io.beir` reads the lines)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Mapping, Optional
 
 import numpy as np
 
-from .beir import DataFileError, existing, read_table
-from .errors import SideInfoError
+from ..io.beir import DataFileError, existing, read_table
+from ..io.errors import SideInfoError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -144,7 +144,7 @@ def tsv_scheme(argument: str) -> TsvSource:
 
 class BeirLabelSource(TsvSource):
     """The gold group labels of a BEIR-layout folder, read strictly with the rest of the folder
-    (:class:`~pairmeasures.sideinfo.beirfolder.StoredFolder`: the documents into the on-disk store, not into
+    (:class:`~pairmeasures.io.beirfolder.StoredFolder`: the documents into the on-disk store, not into
     memory): labels of unknown queries or documents are errors."""
 
     provides = "labels"
@@ -152,7 +152,7 @@ class BeirLabelSource(TsvSource):
     def __init__(self, folder: str | os.PathLike):
         import pandas as pd
 
-        from .beirfolder import StoredFolder
+        from ..io.beirfolder import StoredFolder
 
         data = StoredFolder(folder)
         if data.labels is None:

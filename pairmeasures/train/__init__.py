@@ -1,4 +1,4 @@
-"""Floor 9: training dense retrievers against bias (torch, sentence-transformers; imported lazily).
+"""Floor 11: training dense retrievers against bias (torch, sentence-transformers; imported lazily).
 
 ``import pairmeasures`` never imports this package; importing it does not import torch either: the
 names below load :mod:`pairmeasures.train.ibbr` or :mod:`pairmeasures.train.polarity` on first use.

@@ -31,11 +31,11 @@ def warmup_argument(ratio: float, transformers_version: Optional[str] = None) ->
 def load_base(base: Optional[str], device: str):
     """The ``SentenceTransformer`` a training starts from: ``--base`` (a folder or a model name), else the offline
     default. One that fails to load is a ValueError naming ``--base`` (a folder: the damaged weight file, and what to
-    do; :func:`~pairmeasures.sideinfo.modelfiles.model_load_problem`), never the library's traceback."""
+    do; :func:`~pairmeasures.compute.modelfiles.model_load_problem`), never the library's traceback."""
     from sentence_transformers import SentenceTransformer
 
-    from ..sideinfo.embed import default_model_path
-    from ..sideinfo.modelfiles import model_load_problem
+    from ..compute.embed import default_model_path
+    from ..compute.modelfiles import model_load_problem
 
     source = str(base) if base else str(default_model_path())
     try:

@@ -123,7 +123,7 @@ def beir_triples(folder: str | os.PathLike, *, negatives: int = 4, candidates: i
     """
     import pandas as pd
 
-    from ..sideinfo.beir import QRELS_HEADER, read_beir, read_qrels
+    from ..io.beir import QRELS_HEADER, read_beir, read_qrels
 
     _check_labels(labels)
     if negatives < 1:
@@ -211,7 +211,7 @@ def _candidate_ranking(root: Path, query_ids: Sequence[str], data, candidates: i
 
         topics = pd.DataFrame({"qid": list(query_ids), "query": [data.queries[q]["text"] for q in query_ids]})
         return bm25(root, num_results=candidates, text=text)(topics).sort_values(["qid", "rank"])
-    from ..sideinfo.runfiles import read_run_file
+    from ..io.runfiles import read_run_file
 
     run = read_run_file(str(Path(negatives_run).expanduser()))
     unknown = sorted(set(run["doc_id"]) - set(data.corpus))

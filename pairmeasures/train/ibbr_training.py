@@ -99,7 +99,7 @@ def train_ibbr(data: Union[str, os.PathLike], out: Union[str, os.PathLike], *, b
     (the data folder, the held-out file, a negatives run, a ``base`` folder, the checkpoint resumed from) are
     written relative to the folder the record lies in, absolute with ``absolute_paths`` (``--absolute-paths``).
     """
-    from ..sideinfo.runfiles import read_query_ids
+    from ..io.runfiles import read_query_ids
     from .data import load_triples
 
     started = time.perf_counter()

@@ -69,7 +69,7 @@ def long_document_chunks(folder: str | os.PathLike, *, sentences: int = 3, text:
     :data:`pairmeasures.sideinfo.polarity.POSITIVE_LABELS` present), are kept: a chunk teaches the axis only
     against chunks of the other side of the same claim. A chunk's stance is its document's label for that query.
     """
-    from ..sideinfo.beir import read_beir
+    from ..io.beir import read_beir
     from ..sideinfo.polarity import default_positive
 
     chunk_sentences([], sentences)  # checks the size before reading anything

@@ -182,7 +182,7 @@ def _versions() -> dict:
 def _evaluate(base: str, trained: Path, sets: list, resamples: int, seed: int, progress: bool) -> list:
     """Validate the base and the trained model on each (name, folder, text, queries) and bootstrap the difference."""
     from ..analysis.polarity import bootstrap_accuracies, nothing_measured, validate_polarity
-    from ..sideinfo.embed import Embedder
+    from ..compute.embed import Embedder
 
     models = (Embedder(base, progress=progress), Embedder(str(trained), progress=progress))
     rows = []
@@ -309,7 +309,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
     lies in (:class:`~pairmeasures.analysis.manifest.PathRecord`), absolute with ``absolute_paths``
     (``--absolute-paths``).
     """
-    from ..sideinfo.beir import check_text_field
+    from ..io.beir import check_text_field
 
     started = time.perf_counter()
     for name, value in (("--epochs", epochs), ("--learning-rate", learning_rate), ("--margin", margin)):
@@ -358,7 +358,7 @@ def train_polarity(folder: Union[str, os.PathLike], out: Union[str, os.PathLike]
         from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
         from transformers.trainer_utils import set_seed
 
-        from ..sideinfo.embed import default_model_path
+        from ..compute.embed import default_model_path
 
         cuda = torch.cuda.is_available()
         set_seed(seed)

@@ -68,7 +68,7 @@ class PolarityTrainingSet:
 
 def folder_texts(folder: Union[str, os.PathLike]) -> tuple[set, set]:
     """The normalised query texts and corpus texts (titles and texts) of a BEIR-layout folder."""
-    from ..sideinfo.beir import read_beir
+    from ..io.beir import read_beir
 
     data = read_beir(folder)
     queries = {normalise_text(q["text"]) for q in data.queries.values()}
@@ -91,7 +91,7 @@ def polarity_training_set(folder: Union[str, os.PathLike], *, split_field: str =
     holds such a text; texts are compared by :func:`normalise_text`. Claims without two texts of each stance
     are dropped. Every removal is counted by reason.
     """
-    from ..sideinfo.beir import check_text_field, read_beir
+    from ..io.beir import check_text_field, read_beir
     from ..sideinfo.polarity import checked_positive
 
     check_text_field(text)

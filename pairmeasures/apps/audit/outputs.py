@@ -42,7 +42,7 @@ def claim_out(out: Path, force: bool) -> ContextManager[FolderClaim]:
 def _png(work: Path, name: str, caption: str, draw: str, arguments: tuple, options: dict, memo) -> tuple:
     """``plots.<draw>(*arguments, **options)`` written to ``work/name``; the PNG's bytes are kept through ``memo`` by
     the content of the arguments, so a warm audit does not import matplotlib."""
-    from ...sideinfo.memo import value_key
+    from ...io.memo import value_key
 
     def render() -> bytes:
         from .. import plots
@@ -175,8 +175,8 @@ def write_outputs(out: FolderClaim, results: "AuditResult", *, draw: bool = True
 
 def input_files(system) -> dict:
     """``{path as written: sha256}`` of the files a system's stages read (its ``run:PATH`` files)."""
+    from ...io.memo import sha256_file
     from ...pipelines.stages.run_file import path_of
-    from ...sideinfo.memo import sha256_file
 
     return {str(stage.args[0]): sha256_file(path_of(stage)) for stage in system.stages
             if stage.name == "run" and path_of(stage).is_file()}

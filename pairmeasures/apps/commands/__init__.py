@@ -50,7 +50,7 @@ def add_checkpoint_arguments(parser: argparse.ArgumentParser, command: str) -> N
 def add_engine_arguments(parser: argparse.ArgumentParser, engine_help: str, local_ray: str) -> None:
     """The options of the commands that can run their model work on Ray: ``--engine``, ``--address`` and
     ``--workers`` (``engine_help``: what ``--engine`` chooses; ``local_ray``: the Ray started without an address)."""
-    from ...sideinfo.engines import ENGINES
+    from ...compute.engines import ENGINES
 
     parser.add_argument("--engine", choices=ENGINES, default="local",
                         help=f"{engine_help}; ray needs pip install 'pairmeasures[ray]' (docs/ray.md)")

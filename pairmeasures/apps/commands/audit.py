@@ -156,8 +156,8 @@ def run(args: argparse.Namespace) -> int:
     from ...analysis.polarity import AxisWarning
     from ...audit import run_audit
     from ...audit.engine import compute_on
+    from ...io.memo import CacheWarning
     from ...sideinfo import InputWarning
-    from ...sideinfo.memo import CacheWarning
     from ..audit.outputs import claim_out, write_outputs
     from ..audit.printed import leaderboard_text
     from ..console import warnings_shown

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...sideinfo.cache import EmbeddingCache
+    from ...compute.cache import EmbeddingCache
 
     cache = EmbeddingCache(args.cache)
     if args.action == "info":

@@ -51,8 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ...compute.engines import check_engine_options
     from ...pipelines.corpus_embedding import embed_corpus
-    from ...sideinfo.engines import check_engine_options
 
     # before any work: the options, whether Ray would be needed or not (a failure is cli.main's one line)
     check_engine_options(args.engine, address=args.address, workers=args.workers, tokenizers=args.tokenizers,

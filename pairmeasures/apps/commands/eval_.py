@@ -48,8 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ...io.runfiles import check_shared_queries, load_run_file
     from ...measures.parsing import parse_measures, split_measure_texts
-    from ...sideinfo.runfiles import check_shared_queries, load_run_file
     from ..console import warnings_shown
     from ..evaluate import evaluate, output, reads_frames
 
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 def _qrels(name: str):
     """The qrels of a file, or, where no file has that name, of the ir_datasets dataset with that id (as the
     ir_measures command reads them), with how messages name them."""
-    from ...sideinfo.runfiles import Qrels, load_qrels_file
+    from ...io.runfiles import Qrels, load_qrels_file
 
     if Path(name).expanduser().exists():
         return load_qrels_file(name), f"QRELS file {name!r}"

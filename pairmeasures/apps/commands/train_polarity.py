@@ -30,7 +30,7 @@ NEEDS = ("torch", "sentence_transformers", "datasets", "accelerate")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ...sideinfo.beir import TEXT_FIELDS
+    from ...io.beir import TEXT_FIELDS
 
     parser.add_argument("folder", metavar="DIR", help="BEIR-layout folder with labels.tsv: corpus.jsonl, queries.jsonl "
                         "(claims, with a split field), qrels/test.tsv, labels.tsv (query-id, corpus-id, stance)")

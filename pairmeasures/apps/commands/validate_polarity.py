@@ -6,7 +6,7 @@ import argparse
 import json
 
 from ...analysis.polarity import ACCURACIES, ANCHORS
-from ...sideinfo.embed import BACKENDS
+from ...compute.embed import BACKENDS
 from ...sideinfo.polarity import TEXT_FIELDS
 
 HELP = "how well embedding axes separate gold perspectives (PAIR Table 2)"
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from contextlib import nullcontext
 
     from ...analysis.polarity import bootstrap_accuracies, nothing_measured, validate_polarity
-    from ...sideinfo.embed import Embedder
+    from ...compute.embed import Embedder
     from ..console import say
     from ..tables import claim_table, table_text
 

@@ -21,6 +21,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, ContextManager, Optional, Sequence
 
+from ...io.frames import ir_names
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -272,8 +274,7 @@ def _measured(frame: "pd.DataFrame", qrels: "pd.DataFrame", k: int) -> dict:
 
     lengths = frame.groupby("qid", sort=False)["qid"].transform("size").to_numpy()
     position = frame.groupby("qid", sort=False).cumcount().to_numpy()
-    run = frame.assign(score=(lengths - position).astype(np.float64)).rename(columns={"qid": "query_id",
-                                                                                      "docno": "doc_id"})
+    run = ir_names(frame.assign(score=(lengths - position).astype(np.float64)))
     signed, plain = Duo(signed=True, degenerate="exclude") @ k, Duo(degenerate="exclude") @ k
     values: dict = {}
     qrels = qrels[qrels["query_id"].isin(set(run["query_id"]))]  # the other queries are not in the study
@@ -303,11 +304,11 @@ def build_material(source: str | os.PathLike, system: str, *, k: int = 10, data:
     import pandas as pd
 
     from ...analysis.manifest import Manifest, PathRecord
+    from ...compute.embed import Embedder
     from ...datasets.profile import load_profile, polarity_model
     from ...pipelines.duogreedy import BiasedOrdering
     from ...pipelines.polarity import PolarityScorer
     from ...pipelines.specs import System, SystemContext
-    from ...sideinfo.embed import Embedder
     from ...sideinfo.polarity import default_positive
 
     manifest = Manifest(command=list(command) if command is not None else Manifest().command,

@@ -3,20 +3,11 @@ retrieving with as many threads as the process may use cores."""
 
 from __future__ import annotations
 
-import os
-
 from .registry import Stage, StageType, register_stage
 
 
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity, as a container or ``taskset`` limits it)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # macOS and Windows have no affinity call
-        return max(1, os.cpu_count() or 1)
-
-
 def build(stage: Stage, context, position: int):
+    from ...compute.engines import available_cores
     from ..retrieval import bm25
 
     return bm25(context.corpus, num_results=context.num_results, text=context.text, index_dir=context.index_dir,

@@ -11,11 +11,7 @@ def build(stage: Stage, context, position: int):
 
     folder = str(model_folder(stage))  # ce takes its one argument, a folder (checked)
     reranker = context.shared(f"ce:{folder}", lambda: cross_encoder(folder))
-    if getattr(context, "ray_pool", None) is None:
-        return reranker
-    from ..onray import OnRay  # --engine ray: query partitions through PyTerrier's .parallel(N, backend="ray")
-
-    return context.shared(f"ce-on-ray:{folder}", lambda: OnRay(reranker, context.ray_pool))
+    return context.on_engine(f"ce:{folder}", reranker)  # --engine ray: over query partitions on its Ray
 
 
 def check(stage: Stage) -> None:

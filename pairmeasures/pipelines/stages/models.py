@@ -25,7 +25,7 @@ def check_model_folder(stage: Stage, what: str, advice: str) -> None:
 
 def model_identity(stage: Stage) -> str:
     """The stage's canonical text, its model folder replaced by a fingerprint of the folder's files."""
-    from ...sideinfo.embed import folder_fingerprint
+    from ...compute.embed import folder_fingerprint
 
     folder = model_folder(stage)
     if folder is None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from ...sideinfo.memo import Memo, content_key
+from ...io.frames import pyterrier_frame
+from ...io.memo import Memo, content_key
 from .registry import SpecError, Stage, StageType, register_stage
 
 PREFIX = "run:"
@@ -23,8 +24,8 @@ def path_of(stage: Stage) -> Path:
 def read(stage: Stage):
     """The run file's rows (``query_id``, ``doc_id``, ``score``, side columns), or a :class:`SpecError` naming the
     file and line that cannot be read (an empty file too). Read once per process and content; do not change it."""
-    from ...sideinfo.beir import DataFileError
-    from ...sideinfo.runfiles import read_run_file
+    from ...io.beir import DataFileError
+    from ...io.runfiles import read_run_file
 
     path = path_of(stage)
     if not path.is_file():
@@ -39,7 +40,7 @@ def read(stage: Stage):
 def build(stage: Stage, context, position: int):
     import pyterrier as pt
 
-    run = read(stage).rename(columns={"query_id": "qid", "doc_id": "docno"})
+    run = pyterrier_frame(read(stage))
     if "rank" in run.columns:  # equal scores in the file's rank order (add_ranks keeps the row order of ties)
         run = run.assign(_by=-run["score"]).sort_values(["qid", "_by", "rank"], kind="stable").drop(columns="_by")
     return pt.Transformer.from_df(pt.model.add_ranks(run), uniform=False)
@@ -50,7 +51,7 @@ def check(stage: Stage) -> None:
 
 
 def identity(stage: Stage) -> str:
-    from ...sideinfo.memo import sha256_file
+    from ...io.memo import sha256_file
 
     path = path_of(stage)
     return f"{PREFIX}{sha256_file(path) if path.is_file() else path}"

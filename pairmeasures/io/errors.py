@@ -1,5 +1,6 @@
-"""The errors and warnings of side information, in a leaf module that the readers (``tsv``, ``beir``) and the package
-itself import (re-exported as ``pairmeasures.sideinfo.SideInfoError`` and ``.InputWarning``)."""
+"""The errors and warnings of the file readers and of side information, in a leaf module that the readers (``beir``,
+``runfiles``, ``sideinfo.tsv``) and :mod:`pairmeasures.sideinfo` import (re-exported as
+``pairmeasures.sideinfo.SideInfoError`` and ``.InputWarning``)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ to the longest of a batch), 64 texts a batch on the CPU and 256 on a CUDA device
 ``tokenize`` where it has no fast one), on CUDA in a thread ahead of the forward pass (:func:`encode_pipelined`; on
 the CPU in line, where a thread would only compete with the forward pass's threads), and vectors are stored in the cache by a writer thread meanwhile. On CUDA,
 ``precision="auto"`` measures fp16 against fp32 on a sample of the job's batch shapes, each warmed up first, then timed
-over several rounds (:func:`~pairmeasures.sideinfo.encoding.choose_precision`): fp16 is used only when its median round
+over several rounds (:func:`~pairmeasures.compute.encoding.choose_precision`): fp16 is used only when its median round
 is faster and its vectors agree with fp32's to a cosine of at least 0.9999, else fp32 (``Embedder.precision_used``
 says which, and why; the manifest of an audit records it with the timings). The vectors equal sentence-transformers'
 ``encode``'s to that cosine (``tests/test_rust_tokens.py``). The cache key does not name the device or precision:
@@ -130,7 +130,7 @@ class Embedder:
     else ``"cpu"``, unless given. ``cache``: an :class:`EmbeddingCache`, a path for one, ``True``
     for the default location, or ``False`` for none. ``progress``: ``True`` always shows a progress
     bar, ``False`` never; by default one appears when computing takes more than two seconds, redrawn on a
-    terminal and as a line every 30 seconds in a log file (:func:`~pairmeasures.sideinfo.progress.progress_bar`). ``backend``: one of :data:`BACKENDS` (part of the cache key); the int8
+    terminal and as a line every 30 seconds in a log file (:func:`~pairmeasures.io.progress.progress_bar`). ``backend``: one of :data:`BACKENDS` (part of the cache key); the int8
     backends run on the CPU.
 
     ``embed_seconds`` counts the seconds this object spent loading its model and encoding; the class attribute
@@ -370,7 +370,7 @@ class Embedder:
         the cache about every 1,024 texts by a writer thread (while the model goes on); a bar shows progress."""
         from concurrent.futures import ThreadPoolExecutor
 
-        from .progress import progress_bar
+        from ..io.progress import progress_bar
 
         if current_engine() is not None and self.cache is not None and self.backend == "torch":
             return self._compute_elsewhere(texts, keys)

@@ -1,6 +1,6 @@
 """Shards of embedding vectors on disk: what parallel workers write and the one cache writer merges.
 
-A shard is a fixed set of texts (their :func:`~pairmeasures.sideinfo.cache.text_key`) embedded by one model. Its
+A shard is a fixed set of texts (their :func:`~pairmeasures.compute.cache.text_key`) embedded by one model. Its
 name binds both: ``<model tag>-<digest>``, the tag being the first 16 hex digits of the model key (model files,
 backend; precision and normalisation do not change the cached raw vectors) and the digest a SHA-256 over the model
 key and the keys, so the same texts of the same model always make the same shard, and another model's never do.
@@ -16,7 +16,7 @@ but shards (of any model), their temporary files, the per-model lock files and t
 folder holding anything else is refused, untouched. A store is one model's view of the folder: it merges, deletes
 and locks only that model's shards, and never reads or deletes another model's.
 
-The driver alone merges shards into the :class:`~pairmeasures.sideinfo.cache.EmbeddingCache` (one writer of
+The driver alone merges shards into the :class:`~pairmeasures.compute.cache.EmbeddingCache` (one writer of
 the SQLite file), then deletes them: a shard is in the cache or on disk, never lost between the two.
 """
 
@@ -37,8 +37,8 @@ import numpy as np
 from .._atomic import write_atomically
 from .._exclusive import Lock
 from .._owned import WorkFolder, claim_folder, remove_entries, remove_folder
+from ..io.memo import sha256_file
 from .cache import EmbeddingCache, default_cache_path
-from .memo import sha256_file
 
 __all__ = ["Shard", "ShardStore", "ShardError", "plan_shards", "shard_id", "model_tag", "default_shard_folder",
            "store_for", "SHARD_FOLDER", "RUN_FOLDER"]

@@ -2,7 +2,7 @@
 
 :func:`folder_store` reads ``corpus.jsonl`` (or ``corpus.jsonl.gz``) once per version of the file (its size and
 time) into an SQLite file under the pairmeasures cache folder (``corpora/``), checking every line as
-:func:`~pairmeasures.sideinfo.beir.read_beir` does, and hashing the file's bytes in the same pass (the sha256 a
+:func:`~pairmeasures.io.beir.read_beir` does, and hashing the file's bytes in the same pass (the sha256 a
 manifest records); later calls and processes open that file, after checking it once per process (its bytes
 against the digest in its name, the corpus's sha256 against the one it records): a damaged or stale store is
 rebuilt, with a warning naming it. A :class:`DocStore` answers lookups by id
@@ -33,7 +33,7 @@ from typing import IO, Iterable, Iterator, Optional
 
 from .._owned import discard, put_in_place
 from .beir import DataFileError, json_record, record_text
-from .memo import CacheWarning, sha256_file
+from .memo import CacheWarning, cache_root, sha256_file
 
 __all__ = ["DocStore", "STORE_FORMAT", "folder_store", "stores_folder"]
 
@@ -47,9 +47,7 @@ _CHUNK = 500
 
 def stores_folder() -> Path:
     """Where corpus stores live: ``corpora/`` in the pairmeasures cache folder (``$PAIRMEASURES_CACHE_DIR``)."""
-    from .cache import default_cache_path
-
-    return default_cache_path().parent / "corpora"
+    return cache_root() / "corpora"
 
 
 class _Hashing:
@@ -194,7 +192,7 @@ class DocStore:
         return {row[0]: _record(*row[1:]) for row in self._select("id, text, title, extra", doc_ids)}
 
     def texts(self, doc_ids: Iterable[str], text: str = "text") -> dict:
-        """``{id: text field(s)}`` (see :func:`~pairmeasures.sideinfo.beir.record_text`) of the documents among
+        """``{id: text field(s)}`` (see :func:`~pairmeasures.io.beir.record_text`) of the documents among
         ``doc_ids`` that the store has, without parsing their other fields."""
         return {row[0]: record_text({"text": row[1], "title": row[2]}, text) for row in self._select("id, text, title", doc_ids)}
 
@@ -234,13 +232,13 @@ _LOCK = threading.Lock()
 def folder_store(corpus_file: Path, name: str, version: str) -> DocStore:
     """The :class:`DocStore` of ``corpus_file`` at ``version`` (a key of its size and time), built on first use into
     :func:`stores_folder` as ``<name>-<version>-v<format>-<digest>.sqlite``; stores of the same ``name`` for other
-    versions are removed. Malformed lines raise :class:`~pairmeasures.sideinfo.beir.DataFileError` naming the file
+    versions are removed. Malformed lines raise :class:`~pairmeasures.io.beir.DataFileError` naming the file
     and line.
 
     A store found there is checked before it is used (once per process while neither file changes): its bytes
     against the digest in its name (a store damaged, cut short or written to since it was built), and the sha256 of
     the corpus it was built from against the file's (a corpus changed behind the same size and time). One that fails
-    is rebuilt, with a :class:`~pairmeasures.sideinfo.memo.CacheWarning` naming it."""
+    is rebuilt, with a :class:`~pairmeasures.io.memo.CacheWarning` naming it."""
     root = stores_folder()
     with _LOCK:
         try:

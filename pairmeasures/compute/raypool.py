@@ -1,7 +1,7 @@
 """Embedding shards on a Ray cluster: Ray Data's ``map_batches`` over a pool of model actors.
 
 On a cluster without GPUs, one actor per CPU (float32, one torch thread each) embeds whole shards
-(:mod:`~pairmeasures.sideinfo.shards`). With GPUs, one actor per GPU runs the forward passes (fp16 where it agrees
+(:mod:`~pairmeasures.compute.shards`). With GPUs, one actor per GPU runs the forward passes (fp16 where it agrees
 with fp32 and is faster, chosen as the single-machine path chooses) and a set of CPU actors tokenizes the shards
 ahead of it, so the GPU is not kept waiting on the tokenizer (``tokenizers=0``: each GPU actor tokenizes in its own
 threads, as the single-machine path does). Each shard is written into the shard folder by the actor that embedded
@@ -246,7 +246,7 @@ class RayPool:
     """The Ray engine of ``pairmeasures embed --engine ray`` and ``pairmeasures audit --engine ray``: a Ray session
     (joined at ``address``, else a private local one with ``num_cpus``), started on first use and shut down when the
     ``with`` block ends, and the actor pool of :func:`pool_shape`. :meth:`embed` puts texts into an embedder's cache
-    through shards; :meth:`compute` is the compute-engine interface of :mod:`~pairmeasures.sideinfo.engines`.
+    through shards; :meth:`compute` is the compute-engine interface of :mod:`~pairmeasures.compute.engines`.
 
     ``work``: the shard folder (default ``shards/<model key>`` beside the cache; on a cluster of several machines a
     folder every node shares); with ``private``, a folder of this pool's own inside it, removed when the block
@@ -360,8 +360,8 @@ class RayPool:
 
     def compute(self, embedder, texts: list, keys: list) -> dict:
         """``{key: vector}`` of ``texts``, embedded in the pool into ``embedder``'s cache and read back from it (the
-        compute-engine interface: an :class:`~pairmeasures.sideinfo.embed.Embedder` calls it for what it lacks)."""
-        from .progress import progress_bar
+        compute-engine interface: an :class:`~pairmeasures.compute.embed.Embedder` calls it for what it lacks)."""
+        from ..io.progress import progress_bar
 
         with progress_bar(total=len(texts), desc="embedding on Ray", unit="text", show=embedder.progress) as bar:
             self.embed(embedder, list(keys), list(texts), progress=bar.update)

@@ -1,9 +1,9 @@
 """A BEIR-layout folder served from disk: documents from its on-disk store, queries, qrels and labels in memory.
 
-:func:`read_beir <pairmeasures.sideinfo.beir.read_beir>` holds every document of ``corpus.jsonl`` in a dict
+:func:`read_beir <pairmeasures.io.beir.read_beir>` holds every document of ``corpus.jsonl`` in a dict
 (about +96 MB per 100k MS MARCO-length passages: some 8 GB at MS MARCO's 8.8M). A :class:`StoredFolder` reads the
 same files with the same checks, each problem named by file and line, but keeps the documents in the on-disk store
-of :mod:`~pairmeasures.sideinfo.docstore` (built once per version of ``corpus.jsonl`` under the cache folder, and
+of :mod:`~pairmeasures.io.docstore` (built once per version of ``corpus.jsonl`` under the cache folder, and
 shared with :func:`~pairmeasures.datasets.open_corpus`, which reads folders through this class): what it holds
 grows with the queries, judgements and labels, never with the corpus's text. Documents are fetched by id, only
 those asked for (:meth:`StoredFolder.texts`: a run's documents, a fit set's).
@@ -139,7 +139,7 @@ class StoredFolder:
     def fit_frame(self, text: str = "text") -> "pd.DataFrame":
         """One row per (query, fit document): ``qid``, ``docno``, ``text``, and ``label`` (the gold group) when the
         folder has labels; without labels, the judged relevant documents. The texts of those documents only are
-        fetched (:meth:`BeirFolder.fit_frame <pairmeasures.sideinfo.beir.BeirFolder.fit_frame>`'s frame)."""
+        fetched (:meth:`BeirFolder.fit_frame <pairmeasures.io.beir.BeirFolder.fit_frame>`'s frame)."""
         check_text_field(text)
         pairs = fit_pairs(self.qrels, self.labels)
         found = self.texts(pairs["doc_id"].unique().tolist(), text)

@@ -1,7 +1,7 @@
 """Encoding: batches tokenized in a thread ahead of the forward pass (by the Rust tokenizer:
-:mod:`~pairmeasures.sideinfo.batchtokens`), and the choice of precision on a GPU by measurement (fp16 only when it
+:mod:`~pairmeasures.compute.batchtokens`), and the choice of precision on a GPU by measurement (fp16 only when it
 agrees with fp32 and its median timed round is faster, every batch shape warmed up first).
-:class:`~pairmeasures.sideinfo.embed.Embedder` uses them with its ``torch`` backend. torch is imported inside the
+:class:`~pairmeasures.compute.embed.Embedder` uses them with its ``torch`` backend. torch is imported inside the
 functions."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def encode_pipelined(model, batches: Sequence[Sequence[str]], half: bool = False
                      tokenize: Optional[Callable[[Sequence[str]], dict]] = None) -> Iterator[np.ndarray]:
     """The vectors of each batch of texts, in order: a thread tokenizes up to ``ahead`` batches ahead of the forward
     pass (``ahead=0``: each batch just before its forward pass, in this thread), which runs on the model's device, in fp16 autocast with ``half``. ``tokenize``: default the model's
-    :func:`~pairmeasures.sideinfo.batchtokens.batch_tokenizer` (the Rust tokenizer, whose ``encode_batch`` releases
+    :func:`~pairmeasures.compute.batchtokens.batch_tokenizer` (the Rust tokenizer, whose ``encode_batch`` releases
     the interpreter lock and runs on its own threads, so one Python thread keeps ahead). What sentence-transformers'
     ``encode`` computes for the same batches."""
     from concurrent.futures import ThreadPoolExecutor

@@ -31,7 +31,7 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from .._owned import move_aside
-from .memo import CACHE_ENV
+from ..io.memo import CACHE_ENV, cache_root
 
 __all__ = ["EmbeddingCache", "EmbeddingCacheError", "CacheStats", "default_cache_path", "text_key"]
 
@@ -65,11 +65,8 @@ def _sqlite_header(path: Path) -> bool:
 
 
 def default_cache_path() -> Path:
-    """Where the embedding cache lives unless told otherwise (:data:`~pairmeasures.sideinfo.memo.CACHE_ENV` moves it)."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV]).expanduser() / "embeddings.sqlite"
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "pairmeasures" / "embeddings.sqlite"
+    """Where the embedding cache lives unless told otherwise (:data:`~pairmeasures.io.memo.CACHE_ENV` moves it)."""
+    return cache_root() / "embeddings.sqlite"
 
 
 def text_key(text: str) -> bytes:

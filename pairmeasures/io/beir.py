@@ -6,7 +6,7 @@ with an ``_id``), ``qrels/test.tsv`` (header ``query-id  corpus-id  score``) and
 copy (``corpus.jsonl.gz``, as the Hugging Face releases ship) is read instead.
 
 :func:`read_beir` reads such a folder into a :class:`BeirFolder`, every document in memory (for
-``validate-polarity`` and training sets); :class:`~pairmeasures.sideinfo.beirfolder.StoredFolder` reads it
+``validate-polarity`` and training sets); :class:`~pairmeasures.io.beirfolder.StoredFolder` reads it
 with the same checks but serves the documents from an on-disk store (the ``beir:``, ``corpus:`` and ``pca:``
 resources, polarity fit sets and ``open_corpus``); the registered datasets use the same line readers.
 Side files with any header (``tsv:`` resources) are read by :func:`read_table`.

@@ -1,5 +1,5 @@
-"""Where the model work of an :class:`~pairmeasures.sideinfo.embed.Embedder` runs: in this process (the default), or
-in a compute engine such as the Ray pool (:class:`~pairmeasures.sideinfo.raypool.RayPool`) for the duration of a
+"""Where the model work of an :class:`~pairmeasures.compute.embed.Embedder` runs: in this process (the default), or
+in a compute engine such as the Ray pool (:class:`~pairmeasures.compute.raypool.RayPool`) for the duration of a
 ``with compute_engine(engine):`` block. Inside it, every embedder with a cache and the torch backend hands the texts
 it does not find in its cache to ``engine.compute(embedder, texts, keys)``, which embeds them elsewhere, puts them in
 the embedder's cache (the process stays its only writer) and returns ``{key: vector}``. The audit's re-ranking and
@@ -7,13 +7,14 @@ polarity embedding use it unchanged (``pairmeasures audit --engine ray``)."""
 
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from typing import Iterator, Optional, Protocol
 
-__all__ = ["ENGINES", "ComputeEngine", "compute_engine", "current_engine", "check_engine_options"]
+__all__ = ["ENGINES", "ComputeEngine", "compute_engine", "current_engine", "check_engine_options", "available_cores"]
 
-#: Where model work can run: ``local`` (this process) or ``ray`` (:class:`~pairmeasures.sideinfo.raypool.RayPool`).
+#: Where model work can run: ``local`` (this process) or ``ray`` (:class:`~pairmeasures.compute.raypool.RayPool`).
 ENGINES = ("local", "ray")
 
 
@@ -65,3 +66,11 @@ def compute_engine(engine: ComputeEngine) -> Iterator[ComputeEngine]:
 def current_engine() -> Optional[ComputeEngine]:
     """The engine of the enclosing :func:`compute_engine` block, else ``None`` (compute in this process)."""
     return _ENGINE[0]
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, as a container or ``taskset`` limits it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS and Windows have no affinity call
+        return max(1, os.cpu_count() or 1)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from . import InputWarning
 from .beir import QRELS_HEADER, DataFileError, numbered_lines, read_qrels, read_table
+from .errors import InputWarning
 from .repeats import check_ranked_once, query_starts, repeated_pair
 
 if TYPE_CHECKING:

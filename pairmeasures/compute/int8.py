@@ -1,4 +1,4 @@
-"""The int8 backends of :class:`~pairmeasures.sideinfo.embed.Embedder` on the CPU: torch's dynamic quantisation of the
+"""The int8 backends of :class:`~pairmeasures.compute.embed.Embedder` on the CPU: torch's dynamic quantisation of the
 linear layers (``torch-int8``) and ONNX Runtime on a dynamically quantised ONNX export (``onnx-int8``). torch, onnx
 and onnxruntime are imported inside the functions."""
 
@@ -14,7 +14,7 @@ __all__ = ["EmbeddingModelError", "quantize_torch", "require_onnx", "text_transf
 
 class EmbeddingModelError(RuntimeError):
     """A model could not be loaded, or a backend cannot run it; the message says what to do (re-exported by
-    :mod:`pairmeasures.sideinfo.embed`)."""
+    :mod:`pairmeasures.compute.embed`)."""
 
 
 def quantize_torch(model):

@@ -22,11 +22,20 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Hashable, Optional, TypeVar
 
-__all__ = ["CACHE_ENV", "CacheFolderError", "CacheWarning", "DiskMemo", "Memo", "clear_caches", "content_key",
-           "sha256_file", "value_key", "writable_folder"]
+__all__ = ["CACHE_ENV", "CacheFolderError", "CacheWarning", "DiskMemo", "Memo", "cache_root", "clear_caches",
+           "content_key", "sha256_file", "value_key", "writable_folder"]
 
 #: The environment variable that moves pairmeasures' caches (the embedding cache and an audit's runs and evaluations).
 CACHE_ENV = "PAIRMEASURES_CACHE_DIR"
+
+
+def cache_root() -> Path:
+    """The pairmeasures cache folder: ``$PAIRMEASURES_CACHE_DIR``, else ``$XDG_CACHE_HOME/pairmeasures`` (default
+    ``~/.cache/pairmeasures``). It holds the embedding cache, corpus stores, indexes, run caches and shards, each in
+    a place of its own; read now, so a changed variable takes effect."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pairmeasures"
 
 T = TypeVar("T")
 
