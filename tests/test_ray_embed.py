@@ -302,10 +302,18 @@ def test_a_two_node_cluster_embeds_like_the_local_engine(reference, tmp_path, mo
 
 def test_the_bar_moves_as_the_actor_embeds_not_only_when_its_shard_is_merged(tmp_path):
     """One actor, one shard of 600 texts: merged once, at the end. The log (stderr redirected to a file, as a batch job
-    keeps it) still gets several intermediate counts while the shard is embedded, as the actor reports its batches."""
+    keeps it) still gets several intermediate counts while the shard is embedded, as the actor reports its batches.
+    The texts are passages of some 150 words (ten perspectives each), so that embedding them takes several of the
+    driver's one-second reads on any machine (600 single perspectives took one second on CI's: one count seen)."""
     import re
 
     corpus = small_corpus(tmp_path / "corpus", 600)
+    documents = [json.loads(line) for line in (corpus / "corpus.jsonl").read_text().splitlines()]
+    perspectives = [d["text"] for d in documents[:600]]
+    for number, document in enumerate(documents[:600]):  # each a distinct passage: ten perspectives from its own on
+        document["text"] = " ".join(perspectives[(number + k) % 600] for k in range(10))
+    documents[600]["text"] = documents[0]["text"]  # small_corpus's duplicate of the first text stays one
+    (corpus / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in documents))
     log = tmp_path / "embed.log"
     environment = {**os.environ, "PAIRMEASURES_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
                    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "TQDM_DELAY": "0", "TQDM_MININTERVAL": "0.2",
