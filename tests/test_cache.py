@@ -12,7 +12,8 @@ import warnings
 import numpy as np
 import pytest
 
-from pairmeasures.compute.cache import _SCHEMA, EmbeddingCache, EmbeddingCacheError, text_key
+from pairmeasures.compute.cache import EmbeddingCache, EmbeddingCacheError, text_key
+from pairmeasures.compute.cachefile import SCHEMA
 
 
 def test_round_trip_is_exact_float32_without_pickle(tmp_path):
@@ -23,8 +24,8 @@ def test_round_trip_is_exact_float32_without_pickle(tmp_path):
     assert set(found) == set(vectors)
     for key, vector in vectors.items():
         assert found[key].dtype == np.float32 and np.array_equal(found[key], vector)
-    blob = sqlite3.connect(tmp_path / "c.sqlite").execute("SELECT vector FROM embeddings LIMIT 1").fetchone()[0]
-    assert len(blob) == 20 and not blob.startswith(b"\x80")  # raw float32 bytes, not a pickle
+    blob = sqlite3.connect(tmp_path / "c.sqlite").execute("SELECT vectors FROM blocks").fetchone()[0]
+    assert blob == b"".join(vector.astype("<f4").tobytes() for vector in vectors.values())  # raw float32, no pickle
     assert cache.get("m2", list(vectors)) == {}  # keyed by model too
     assert (cache.hits, cache.misses) == (3, 4)
 
@@ -35,7 +36,7 @@ def test_keys_are_exact_texts():
     assert text_key("\u00e9").hex() == "4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c"  # SHA-256 of c3 a9
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "crc"])
+@pytest.mark.parametrize("damage", ["truncate", "flip", "text", "crc"])
 def test_a_damaged_entry_is_reported_missing(tmp_path, damage):
     path = tmp_path / "c.sqlite"
     cache = EmbeddingCache(path)
@@ -43,11 +44,13 @@ def test_a_damaged_entry_is_reported_missing(tmp_path, damage):
     cache.put("m", [(key, np.arange(4, dtype=np.float32))])
     db = sqlite3.connect(path)
     if damage == "truncate":
-        db.execute("UPDATE embeddings SET vector = substr(vector, 1, 10)")
+        db.execute("UPDATE blocks SET vectors = substr(vectors, 1, 10)")
     elif damage == "flip":
-        db.execute("UPDATE embeddings SET vector = ?", (np.arange(4, dtype=np.float32)[::-1].tobytes(),))
+        db.execute("UPDATE blocks SET vectors = ?", (np.arange(4, dtype=np.float32)[::-1].tobytes(),))
+    elif damage == "text":
+        db.execute("UPDATE blocks SET vectors = 'not a blob'")
     else:
-        db.execute("UPDATE embeddings SET crc = crc + 1")
+        db.execute("UPDATE entries SET crc = crc + 1")
     db.commit()
     db.close()
     assert cache.get("m", [key]) == {}
@@ -85,6 +88,79 @@ def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path):
     assert path.read_bytes() == b"my notes, not a database\n" * 100 and sorted(tmp_path.iterdir()) == [path]
 
 
+def test_two_keys_of_one_entry_id_never_read_each_others_vector(tmp_path):
+    """An entry's id is 8 bytes of its key: a key that shares them with a stored one is a miss (its checksum, over
+    the whole key, differs), recomputed and stored in its place, never the other text's vector."""
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    first, second = b"same8byt" + b"1" * 24, b"same8byt" + b"2" * 24
+    cache.put("m", [(first, np.ones(3, np.float32))])
+    assert cache.get("m", [second]) == {} and cache.get("m", [first])[first].tolist() == [1, 1, 1]
+    cache.put("m", [(second, np.zeros(3, np.float32))])
+    assert cache.get("m", [second])[second].tolist() == [0, 0, 0] and cache.get("m", [first]) == {}
+
+
+def test_many_vectors_in_blocks_read_back_exactly_in_any_order(tmp_path):
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    vectors = np.random.default_rng(0).standard_normal((3000, 16)).astype(np.float32)
+    keys = [text_key(f"text {i}") for i in range(3000)]
+    for start in range(0, 3000, 1000):
+        cache.put_block("m", keys[start:start + 1000], vectors[start:start + 1000])
+    cache.put_block("m", keys[10:12], vectors[10:12] + 1)  # replaced: the newer block's rows are read
+    order = np.random.default_rng(1).permutation(3000)
+    found = EmbeddingCache(tmp_path / "c.sqlite").get("m", [keys[i] for i in order])
+    expected = vectors.copy()
+    expected[10:12] += 1
+    assert len(found) == 3000 and all(np.array_equal(found[keys[i]], expected[i]) for i in range(3000))
+    with pytest.raises(ValueError, match="3 keys but vectors of shape"):
+        cache.put_block("m", keys[:3], vectors[:2])
+
+
+def _first_format(path, extra=""):
+    db = sqlite3.connect(path)
+    db.executescript("CREATE TABLE models (model TEXT PRIMARY KEY, description TEXT NOT NULL, created REAL NOT NULL);"
+                     "CREATE TABLE embeddings (model TEXT NOT NULL, text_key BLOB NOT NULL, dim INTEGER NOT NULL, "
+                     f"vector BLOB NOT NULL, crc INTEGER NOT NULL{extra}, PRIMARY KEY (model, text_key)) WITHOUT ROWID;"
+                     "INSERT INTO models VALUES ('m', 'a model', 0);")
+    db.commit()
+    db.close()
+
+
+def test_a_cache_of_the_first_format_is_kept_aside_once_and_a_new_one_started(tmp_path):
+    path = tmp_path / "embeddings.sqlite"
+    _first_format(path)
+    before = path.read_bytes()
+    with pytest.warns(RuntimeWarning, match=r"was of an earlier format; moved it to .*embeddings\.sqlite\.format1-"):
+        EmbeddingCache(path).put("m", [(text_key("x"), np.ones(2, np.float32))])
+    kept = list(tmp_path.glob("embeddings.sqlite.format1-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == before
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert text_key("x") in EmbeddingCache(path).get("m", [text_key("x")])  # the new one, once
+
+
+def test_a_lookalike_of_the_first_format_and_a_newer_format_are_left_untouched(tmp_path):
+    lookalike = tmp_path / "lookalike.sqlite"
+    _first_format(lookalike, extra=", note TEXT")  # another column: not a file this module wrote
+    newer = tmp_path / "newer.sqlite"
+    with EmbeddingCache(newer) as cache:
+        cache.put("m", [(text_key("x"), np.ones(2, np.float32))])
+    db = sqlite3.connect(newer)
+    db.execute("PRAGMA user_version = 99")
+    db.commit()
+    db.close()
+    before = _snapshot(tmp_path)
+    with pytest.raises(EmbeddingCacheError, match=r"lookalike\.sqlite' is an SQLite database of another program"):
+        EmbeddingCache(lookalike).get("m", [text_key("x")])
+    with pytest.raises(EmbeddingCacheError, match=r"newer\.sqlite' is of format 99.*reads format 2.*left untouched"):
+        EmbeddingCache(newer).get("m", [text_key("x")])
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_new_cache_is_written_on_large_pages(tmp_path):
+    EmbeddingCache(tmp_path / "c.sqlite").put("m", [(text_key("x"), np.ones(2, np.float32))])
+    assert sqlite3.connect(tmp_path / "c.sqlite").execute("PRAGMA page_size").fetchone()[0] == 65536
+
+
 def _snapshot(folder):
     return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
 
@@ -92,7 +168,7 @@ def _snapshot(folder):
 def test_a_locked_database_is_reported_and_never_moved(tmp_path):
     path = tmp_path / "c.sqlite"
     holder = sqlite3.connect(path, isolation_level=None)
-    holder.executescript(_SCHEMA)  # ours, in rollback-journal mode, where an exclusive lock keeps readers out
+    holder.executescript(SCHEMA)  # ours, in rollback-journal mode, where an exclusive lock keeps readers out
     holder.execute("BEGIN EXCLUSIVE")
     try:
         before = path.read_bytes()

@@ -97,7 +97,7 @@ def test_corrupt_entry_is_recomputed(tmp_path, embedder):
     model._model = embedder.load()
     good = model.embed(["some argument"])
     connection = sqlite3.connect(tmp_path / "c.sqlite")
-    connection.execute("UPDATE embeddings SET vector = zeroblob(1536)")
+    connection.execute("UPDATE blocks SET vectors = zeroblob(length(vectors))")
     connection.commit()
     connection.close()
     repaired = model.embed(["some argument"])

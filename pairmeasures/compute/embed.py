@@ -57,7 +57,10 @@ _DEFAULT_ALIASES = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
 #: Loaded models by (model files' fingerprint or hub name, backend, device), shared by every Embedder.
 _LOADED: dict = {}
 _LOADING = threading.Lock()
-_CHUNK = 1024  # texts stored in the cache per transaction; an interrupted job keeps what was stored
+#: Texts stored in the cache per transaction (one block: the writer's rate grows with it), or what was computed in
+#: :data:`_WRITE_SECONDS` if fewer: an interrupted job keeps what was stored, so it loses at most that much work.
+_CHUNK = 4096
+_WRITE_SECONDS = 10.0
 
 
 
@@ -367,7 +370,8 @@ class Embedder:
 
     def _compute(self, texts: list[str], keys: list[bytes]) -> dict:
         """The model's raw vectors of ``texts``, longest first (as sentence-transformers batches them), stored in
-        the cache about every 1,024 texts by a writer thread (while the model goes on); a bar shows progress."""
+        the cache every 4,096 texts or 10 seconds by a writer thread (while the model goes on); a bar shows
+        progress."""
         from concurrent.futures import ThreadPoolExecutor
 
         from ..io.progress import progress_bar
@@ -388,7 +392,8 @@ class Embedder:
             record_precision(self.model_name, str(model.device), {"precision": chosen, "why": why, **measured})
         half = gpu and self.precision_used is not None and self.precision_used[0] == "fp16"
         out: dict = {}
-        pending: list = []
+        pending_keys: list = []
+        pending: list = []  # the vectors of pending_keys, a matrix a batch
         with ExitStack() as stack:
             encoded = encode_pipelined(model, batches, half=half, tokenize=tokenize, ahead=4 if gpu else 0) if tokenize is not None else \
                 (model.encode(batch, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=False,
@@ -397,16 +402,21 @@ class Embedder:
             writes: list = []  # waited for when the block ends, also on an interrupt: what was computed is kept
             bar = stack.enter_context(progress_bar(total=len(texts), desc=f"embedding with {Path(self.model_name).name}",
                                                    unit="text", show=self.progress))
+            written = time.monotonic()
             for number, batch in enumerate(positions):
                 with self._timed():
-                    vectors = next(encoded)
-                pending.extend(zip((keys[i] for i in batch), np.asarray(vectors, dtype=np.float32)))
+                    vectors = np.asarray(next(encoded), dtype=np.float32)
+                batch_keys = [keys[i] for i in batch]
+                out.update(zip(batch_keys, vectors))
+                pending_keys.extend(batch_keys)
+                pending.append(vectors)
                 self.computed += len(batch)
-                if len(pending) >= _CHUNK or number == len(positions) - 1:
+                if len(pending_keys) >= _CHUNK or number == len(positions) - 1 or \
+                        time.monotonic() - written >= _WRITE_SECONDS:
                     if self.cache is not None:
-                        writes.append(writer.submit(self.cache.put, self.key, pending))
-                    out.update(pending)
-                    pending = []
+                        writes.append(writer.submit(self.cache.put_block, self.key, pending_keys,
+                                                    np.concatenate(pending)))
+                    pending_keys, pending, written = [], [], time.monotonic()
                 bar.update(len(batch))
                 if self.on_batch is not None:
                     self.on_batch(len(batch))

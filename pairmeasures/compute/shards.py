@@ -16,8 +16,8 @@ but shards (of any model), their temporary files, the per-model lock files and t
 folder holding anything else is refused, untouched. A store is one model's view of the folder: it merges, deletes
 and locks only that model's shards, and never reads or deletes another model's.
 
-The driver alone merges shards into the :class:`~pairmeasures.compute.cache.EmbeddingCache` (one writer of
-the SQLite file), then deletes them: a shard is in the cache or on disk, never lost between the two.
+The driver alone merges shards into the :class:`~pairmeasures.compute.cache.EmbeddingCache` (a shard is one block
+there, one transaction), then deletes them: a shard is in the cache or on disk, never lost between the two.
 """
 
 from __future__ import annotations
@@ -78,9 +78,13 @@ def model_tag(model_key: str) -> str:
 def shard_id(keys: Sequence[bytes], model_key: str) -> str:
     """The name of the shard of ``keys`` (in that order) embedded by the model ``model_key``: its
     :func:`model_tag`, then the first 32 hex digits of a SHA-256 over the model key and the keys."""
+    return _shard_id(b"".join(keys), model_key)
+
+
+def _shard_id(raw: bytes, model_key: str) -> str:
+    """:func:`shard_id` of the keys concatenated in ``raw``."""
     digest = hashlib.sha256(model_key.encode("ascii") + b"\0")
-    for key in keys:
-        digest.update(key)
+    digest.update(raw)
     return f"{model_tag(model_key)}-{digest.hexdigest()[:32]}"
 
 
@@ -170,24 +174,28 @@ class ShardStore:
             raise ShardError(f"shard record {done} is missing or unreadable ({exc})") from None
         if record.get("model") != self.model_key:
             raise ShardError(f"shard record {done} names the model {str(record.get('model'))[:16]}, not {self.tag}")
+        contents = {}
         for path, field in ((npy, "npy"), (keys_file, "keys")):
-            if not path.is_file() or sha256_file(path) != record.get(field):
+            try:
+                contents[field] = path.read_bytes()  # read once: checked, then parsed
+            except OSError:
+                contents[field] = None
+            if contents[field] is None or hashlib.sha256(contents[field]).hexdigest() != record.get(field):
                 raise ShardError(f"shard file {path} is missing or changed since it was written (checksum differs)")
-        raw = keys_file.read_bytes()
+        raw = contents["keys"]
         if len(raw) != rows * _KEY:
             raise ShardError(f"shard file {keys_file} holds {len(raw) // _KEY} keys; its record says {rows}")
         try:
-            vectors = np.load(npy, allow_pickle=False)
+            vectors = np.load(io.BytesIO(contents["npy"]), allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise ShardError(f"shard file {npy} is damaged ({exc})") from None
         if vectors.shape != (rows, dim) or vectors.dtype != np.float32:
             raise ShardError(f"shard file {npy} holds {vectors.dtype} {vectors.shape}; its record says ({rows}, {dim})")
         if not np.isfinite(vectors).all():
             raise ShardError(f"shard file {npy} holds vectors that are not finite")
-        keys = [raw[i:i + _KEY] for i in range(0, len(raw), _KEY)]
-        if shard_id(keys, self.model_key) != shard:
+        if _shard_id(raw, self.model_key) != shard:
             raise ShardError(f"shard file {keys_file} holds other keys than shard {shard} was made of")
-        return keys, vectors
+        return [raw[i:i + _KEY] for i in range(0, len(raw), _KEY)], vectors
 
     def remove(self, shard: str) -> None:
         """Delete the shard's files (the record first, so a half-removed shard is an unfinished one)."""
@@ -198,7 +206,7 @@ class ShardStore:
         """Put the shard's vectors into ``cache`` under the store's model (one transaction), then delete the shard;
         returns its rows. A :class:`ShardError` leaves the shard where it is."""
         keys, vectors = self.read(shard)
-        cache.put(self.model_key, list(zip(keys, vectors)))
+        cache.put_block(self.model_key, keys, vectors)
         self.remove(shard)
         return len(keys)
 
