@@ -6,7 +6,8 @@ damaged record or run is named, and counts as not verified); its task is rebuilt
 text field, measures, depth), the data here is compared with its pins (other data cannot verify it: named), and its
 stored run is evaluated again as ``benchmark run`` evaluated it (:func:`~pairmeasures.benchmark.taskrun.evaluate_run`).
 Every mean, ``n`` and per-query value that differs from the stored one (beyond 1e-9 of its size: values are stored
-with 15 significant digits) is one line of drift. Each task's dataset is opened once.
+with 15 significant digits; beyond 1e-5 for a measure that reads ``polarity``, which the task's embedding model
+computes: :data:`MODEL_TOLERANCE`) is one line of drift. Each task's dataset is opened once.
 """
 
 from __future__ import annotations
@@ -17,10 +18,15 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
-__all__ = ["TOLERANCE", "Verified", "verify"]
+__all__ = ["TOLERANCE", "MODEL_TOLERANCE", "Verified", "verify", "tolerance"]
 
 #: How far a recomputed value may lie from the stored one, relative to max(1, |value|).
 TOLERANCE = 1e-9
+#: The same for a measure that reads ``polarity`` (``Duo``): the task computes it with its embedding model, whose
+#: float32 vectors differ in their last bits with the batch a text was embedded in (CPU kernels pick their blocking
+#: by shape), so a value recomputed from a cold cache moves by up to some 1e-6 (5.4e-7 seen on ProCon's Duo@10). A
+#: changed model, dataset or measure moves it by far more.
+MODEL_TOLERANCE = 1e-5
 
 
 @dataclass
@@ -43,10 +49,26 @@ class Verified:
                 "unverified": [{"file": str(f), "why": w} for f, w in self.unverified]}
 
 
-def _differs(stored, now) -> bool:
+def _differs(stored, now, tolerance: float = TOLERANCE) -> bool:
     if stored is None or now is None:
         return (stored is None) != (now is None)
-    return abs(float(stored) - float(now)) > TOLERANCE * max(1.0, abs(float(stored)))
+    return abs(float(stored) - float(now)) > tolerance * max(1.0, abs(float(stored)))
+
+
+def tolerance(measure: str) -> float:
+    """How far a recomputed value of ``measure`` (a measure string of a task) may lie from its stored one:
+    :data:`MODEL_TOLERANCE` where it reads the run's ``polarity`` (a model's output), else :data:`TOLERANCE`."""
+    from ..measures import PairMeasure
+    from ..measures.parsing import parse_measure
+
+    try:
+        parsed = parse_measure(measure)
+    except ValueError:
+        return TOLERANCE
+    if isinstance(parsed, PairMeasure) and "polarity" in (set(parsed.run_columns()) |
+                                                           set(parsed.optional_run_columns())):
+        return MODEL_TOLERANCE
+    return TOLERANCE
 
 
 def _task_of(request: dict):
@@ -111,7 +133,8 @@ def _compare(record, now) -> list:
         if measure not in now.measures:
             lines.append(f"{where}: {measure}: not a measure of the task's request")
             continue
-        if _differs(record.measures[measure], now.measures[measure]):
+        allowed = tolerance(measure)
+        if _differs(record.measures[measure], now.measures[measure], allowed):
             lines.append(f"{where}: {measure} mean: stored {record.measures[measure]!r}, recomputed "
                          f"{now.measures[measure]!r}")
         if record.n[measure] != now.n[measure]:
@@ -119,6 +142,6 @@ def _compare(record, now) -> list:
         stored = record.values[measure]
         for qid, old, new in zip(record.query_ids, stored, now.per_query["values"][measure]):
             old = None if old != old else float(old)  # NaN: not measured
-            if _differs(old, new):
+            if _differs(old, new, allowed):
                 lines.append(f"{where}: {measure} query {qid}: stored {old!r}, recomputed {new!r}")
     return lines
