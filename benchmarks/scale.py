@@ -52,7 +52,6 @@ import json
 import math
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -60,6 +59,8 @@ import time
 from pathlib import Path
 
 from _common import RESULTS, data_option, save
+
+from pairmeasures._owned import WorkFolder, claim_folder, remove_folder
 
 MSMARCO_PASSAGES = 8_841_823
 WORDS = 57
@@ -154,6 +155,23 @@ def resource_stage(name: str, folder: Path, passages: int) -> dict:
                        .replace(f"{prefix}pca:", "pca:").replace(str(folder), "DIR"): float(v) for m, v in values.items()}}
 
 
+#: A size's folder under --work (``n<size>``): the corpus, its cache, the run, the audit and the stages' reports,
+#: all written there by this script, which alone may delete them (pairmeasures' deletion policy, ``_owned``).
+SIZE_FOLDER = WorkFolder("benchmarks/scale.py", "size folder", "--work",
+                         (r"corpus", r"cache", r"audit", r"run\.pkl", r"[a-z-]+\.json"),
+                         "pass --work a new or empty folder, or one benchmarks/scale.py made")
+
+
+def fresh(place: Path) -> None:
+    """``place`` as a new, empty size folder: an earlier one of this script is emptied first; a folder holding
+    anything it did not write is refused, untouched (one line naming it)."""
+    left = remove_folder(place, SIZE_FOLDER) if place.exists() else []
+    if left:
+        raise SystemExit(f"scale.py: --work: {place} holds {left[0]!r}, which this script did not write: it is left "
+                         "as it is; pass --work a new or empty folder")
+    claim_folder(place, SIZE_FOLDER)
+
+
 def stage(name: str, folder: Path, work: Path, audit_depth: int = 100, passages: int = 0) -> dict:
     """Run one stage in this process; what it measured."""
     from pairmeasures.datasets.corpus import open_corpus
@@ -165,11 +183,10 @@ def stage(name: str, folder: Path, work: Path, audit_depth: int = 100, passages:
     if name == "audit":
         from pairmeasures.apps.cli import main
 
-        out = work / "audit"
-        shutil.rmtree(out, ignore_errors=True)
+        out = work / "audit"  # an earlier audit of this size is replaced by the audit's own --force rule
         start = time.process_time()
         main(["audit", "--dataset", str(folder), "--systems", "bm25", "--num-results", str(audit_depth), "--out", str(out),
-              "--measures", *MEASURES, "--resamples", "1000", "--format", "json"])
+              "--measures", *MEASURES, "--resamples", "1000", "--format", "json", "--force"])
         manifest = json.loads((out / "manifest.json").read_text())
         return {"step_cpu_s": time.process_time() - start, "timings_s": manifest.get("timings_s")}
     start = time.process_time()
@@ -376,7 +393,7 @@ def main() -> None:
     stages = [name for name in STAGES if name in args.stages]
     for size in args.sizes:
         place = work / f"n{size}"
-        shutil.rmtree(place, ignore_errors=True)
+        fresh(place)
         started = time.perf_counter()
         results["queries"] = write_corpus(Path(args.data), place / "corpus", size)
         corpus_mib = (place / "corpus" / "corpus.jsonl").stat().st_size / 2**20
@@ -391,7 +408,7 @@ def main() -> None:
                   f"peak {row['peak_rss_mib']:.0f} MiB", flush=True)
             record(results)  # after every stage: an interrupted sweep keeps what it measured
         if args.work is None:
-            shutil.rmtree(place, ignore_errors=True)
+            remove_folder(place, SIZE_FOLDER)
     if args.embed:
         results["embedding"] = embedding_rate(Path(args.data), args.embed + 8)
     print(json.dumps(record(results)["growth"], indent=1))
