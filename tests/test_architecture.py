@@ -60,6 +60,31 @@ def import_module_string(node: ast.AST) -> str | None:
     return node.args[0].value if called == "import_module" else None
 
 
+def import_module_pattern(node: ast.AST, module: str, path: Path) -> list[str]:
+    """The modules an ``import_module(f"...")`` call with an f-string can import: ``{__package__}`` and
+    ``{__name__}`` are this module's package and name, any other ``{...}`` one dotted part (``apps/cli.py`` imports
+    its commands as ``f"{__package__}.commands.{_MODULES[name]}"``: every ``pairmeasures.apps.commands`` module)."""
+    import re
+
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.JoinedStr)):
+        return []
+    func = node.func
+    if (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None) != \
+            "import_module":
+        return []
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    pattern = ""
+    for part in node.args[0].values:
+        if isinstance(part, ast.Constant):
+            pattern += re.escape(str(part.value))
+        elif isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name) and \
+                part.value.id in ("__package__", "__name__"):
+            pattern += re.escape(package if part.value.id == "__package__" else module)
+        else:
+            pattern += r"[A-Za-z_][A-Za-z0-9_]*"
+    return [name for name in MODULES if re.fullmatch(pattern, name)]
+
+
 def lazy_table(node: ast.AST) -> list[str]:
     """The module strings of a ``_LAZY = {name: "module"}`` table (``import_module(_LAZY[name], __name__)``)."""
     if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets)):
@@ -100,6 +125,8 @@ def imports(module: str, path: Path, *, runtime: bool = False):
                 target = relative(module, path, text) if text else ""
                 if target.split(".")[0] == "pairmeasures":
                     yield node.lineno, target, []
+            for target in import_module_pattern(node, module, path):
+                yield node.lineno, target, []
 
 
 def floor(module: str) -> int | None:
@@ -301,3 +328,27 @@ def test_no_extra_pins_torch_to_one_build():
             if name == "torch":
                 assert "==" not in requirement and "<" not in requirement, f"extra {extra!r} pins {requirement!r}"
     assert not any(re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0].lower() == "torch" for r in project["dependencies"])
+
+
+def _column_renames(path: Path) -> list:
+    """Lines of ``path`` that rename between PyTerrier's and ir_measures' column names: a ``rename`` call, or a
+    mapping literal, whose keys and values pair ``qid``/``docno``/``label`` with ``query_id``/``doc_id``/``relevance``."""
+    pairs = {("qid", "query_id"), ("docno", "doc_id"), ("label", "relevance")}
+    pairs |= {(b, a) for a, b in pairs}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Dict):
+            items = {(k.value, v.value) for k, v in zip(node.keys, node.values)
+                     if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)}
+            if items & pairs:
+                found.append(node.lineno)
+    return found
+
+
+def test_pyterrier_and_ir_measures_names_meet_at_one_boundary():
+    """Every rename between ``qid, docno, label`` and ``query_id, doc_id, relevance`` is io/frames.py's (issue 32:
+    18 renames ran in one audit); elsewhere the package calls ``ir_frame``, ``ir_names`` or ``pyterrier_frame``."""
+    elsewhere = {path.relative_to(PACKAGE).as_posix(): lines for path in sorted(PACKAGE.rglob("*.py"))
+                 if path.relative_to(PACKAGE).as_posix() != "io/frames.py" and (lines := _column_renames(path))}
+    assert not elsewhere, f"renames of PyTerrier's column names outside io/frames.py: {elsewhere}"
+    assert _column_renames(PACKAGE / "io" / "frames.py")  # the check finds the one that is meant to be there
