@@ -677,7 +677,9 @@ def test_import_pairmeasures_imports_no_dataset_family_module():
 
 
 def test_import_pairmeasures_loads_no_heavy_library():
-    heavy = "pandas", "pyterrier", "ir_datasets", "torch", "sentence_transformers", "scipy"
+    """Nor the embedder, its cache and SQLite: the ``pca:`` scheme imports them when a measure first names one."""
+    heavy = ("pandas", "pyterrier", "ir_datasets", "torch", "sentence_transformers", "scipy", "sqlite3",
+             "pairmeasures.compute.embed", "pairmeasures.sideinfo.polarity")
     result = python(f"import sys, pairmeasures; print(sorted(m for m in {heavy!r} if m in sys.modules))")
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.stdout + result.stderr
 
