@@ -274,3 +274,43 @@ def test_a_runs_folder_is_checked_whole_before_anything_is_written(tmp_path, pro
     assert accepted.returncode == 0, accepted.stderr
     assert json.loads(accepted.stdout)["records_written"] == 2
     assert sorted(p.name for p in (results / "lab-x" / "lab").glob("*.json")) == ["procon4.json", "procon4b.json"]
+
+
+def test_run_on_ray_writes_the_records_the_local_engine_writes(tmp_path, procon_subset):
+    """``benchmark run --engine ray``: a system that embeds (``bm25>>dense``) goes through a private local Ray on
+    127.0.0.1, in a session of its own; its record holds the local engine's values, and nothing of the run is left
+    running (its processes, Ray's, its folder)."""
+    import shutil
+    import time
+
+    pytest.importorskip("ray")
+    from ray_survivors import describe, kill, of_the_run, private_tmpdir, ray_folders
+
+    suite = write_suite(tmp_path / "tiny.toml", procon_subset, ["nDCG@10", "P@5"])
+    local = pairmeasures("benchmark", "run", suite, "--systems", "bm25>>dense", "--results", tmp_path / "local",
+                         env={"PAIRMEASURES_CACHE_DIR": str(tmp_path / "cache-local")})
+    assert local.returncode == 0, local.stderr
+    temporary, since = private_tmpdir(), time.time()
+    environment = {**os.environ, "TQDM_DISABLE": "1", "PAIRMEASURES_CACHE_DIR": str(tmp_path / "cache-ray"),
+                   "HF_HUB_OFFLINE": "1", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "TMPDIR": temporary}
+    environment.pop("RAY_ADDRESS", None)
+    process = subprocess.Popen([sys.executable, "-m", "pairmeasures", "benchmark", "run", str(suite), "--systems",
+                                "bm25>>dense", "--results", str(tmp_path / "ray"), "--engine", "ray", "--workers", "1",
+                                "--json"], env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=900)
+    finally:
+        left = of_the_run(process.pid, temporary, since)
+        described = [describe(p) for p in left]
+        kill(left)
+        folders = ray_folders(temporary)
+        shutil.rmtree(temporary, ignore_errors=True)
+    assert process.returncode == 0, err[-3000:]
+    assert not described and not folders, (described, folders)
+    assert json.loads(out)["records_written"] == 1
+    [local_record] = (tmp_path / "local").rglob("procon4.json")
+    [ray_record] = (tmp_path / "ray").rglob("procon4.json")
+    first, second = json.loads(local_record.read_text()), json.loads(ray_record.read_text())
+    assert second["measures"] == pytest.approx(first["measures"], rel=1e-6) and second["n"] == first["n"]
+    assert second["run_sha256"] == first["run_sha256"] or second["measures"] == pytest.approx(first["measures"])

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import os
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from .recordformat import read_record_file, record_folder_name, record_path, run_path, run_text, stored_run_sha256
 from .records import RecordConflictError, write_record
@@ -107,34 +106,23 @@ def _systems(systems: "Mapping[str, Any] | Sequence[str]") -> dict:
     return parsed
 
 
-@contextmanager
-def _engine(engine: str) -> Iterator[Any]:
-    from ..compute.engines import check_engine_options
-
-    check_engine_options(engine)
-    if engine == "local":
-        yield None
-        return
-    from ..compute.engines import compute_engine
-    from ..compute.raypool import RayPool
-    from ..compute.raysession import require_ray
-
-    require_ray()
-    where = "set PAIRMEASURES_CACHE_DIR to a folder every node and this machine share"
-    with RayPool(None, private=True, where=where) as pool, compute_engine(pool):
-        yield pool
-
-
 def run(suite: "str | os.PathLike | Suite", systems: "Mapping[str, Any] | Sequence[str]",
         results: str | os.PathLike, *, tasks: Optional[Sequence[str]] = None, data: Optional[str | os.PathLike] = None,
-        engine: str = "local", replace: bool = False, report: Optional[Callable[[str], None]] = None) -> RunSummary:
+        engine: str = "local", address: Optional[str] = None, workers: Optional[int] = None, replace: bool = False,
+        report: Optional[Callable[[str], None]] = None) -> RunSummary:
     """Run ``systems`` (name -> a system spec such as ``"bm25>>dense"`` or any PyTerrier transformer; or a list of
     specs, each its own name) on the tasks of ``suite`` (a built-in name, a TOML file or a :class:`Suite`;
     ``tasks``: some of its task ids) and write one record per (system, task) into the results folder ``results``
     (the module docstring). ``data``: the mirror folder of the datasets (default ``$PAIRMEASURES_DATA``);
-    ``engine``: ``local`` or ``ray`` (the model work through the Ray pool); ``replace``: make again a record made
-    from another request (the earlier one kept); ``report``: where the progress lines go (default: stderr)."""
+    ``engine``: ``local`` or ``ray`` (the model work through the Ray pool: a private local one, or the cluster at
+    ``address``, with ``workers`` model actors), its options checked before anything else; ``replace``: make again
+    a record made from another request (the earlier one kept); ``report``: where the progress lines go (default:
+    stderr)."""
+    from ..audit.engine import compute_on
+    from ..compute.engines import check_engine_options
     from ..pipelines.specs import System
+
+    check_engine_options(engine, address=address, workers=workers)
     from .suites import task_pins
     from .taskrun import data_advice, request
 
@@ -180,7 +168,7 @@ def run(suite: "str | os.PathLike | Suite", systems: "Mapping[str, Any] | Sequen
 
     bar = progress_bar(total=pairs, desc="benchmark run", unit="record", show=None if is_terminal() else False)
     try:
-        with _engine(engine) as pool:
+        with compute_on(engine, address, workers) as pool:
             for number, (task, pins, todo) in enumerate([p for p in plan if p[2]], start=1):
                 count = sum(1 for p in plan if p[2])
                 say(f"[{number}/{count}] task {task.id}: running {len(todo)} systems ({', '.join(n for n, *_ in todo)})")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from . import add_engine_arguments
+
 __all__ = ["RUN", "SUBMIT"]
 
 RUN_DESCRIPTION = (
@@ -49,8 +51,9 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
                              "'bm25>>dense>>duogreedy(0.5)' run:FILE")
     parser.add_argument("--tasks", nargs="+", metavar="TASK", default=None,
                         help="only these task ids of the suite (e.g. pair/procon pair/perspectrum); default: every task")
-    parser.add_argument("--engine", choices=("local", "ray"), default="local",
-                        help="where the model work runs: this process (local, default) or a private local Ray pool")
+    add_engine_arguments(parser, "where the model work runs: this process (local, default) or a Ray pool (the texts "
+                                 "the systems and the polarity embed, as 'pairmeasures audit --engine ray')",
+                         "a private local Ray on this machine")
 
 
 def _submit_arguments(parser: argparse.ArgumentParser) -> None:
@@ -89,7 +92,8 @@ def _run(args: argparse.Namespace) -> int:
 
     with _warnings("benchmark run"):
         summary = run(args.suite, list(dict.fromkeys(args.systems)), args.results, tasks=args.tasks, data=args.data,
-                      engine=args.engine, replace=args.replace, report=lambda line: say("benchmark run", line))
+                      engine=args.engine, address=args.address, workers=args.workers, replace=args.replace,
+                      report=lambda line: say("benchmark run", line))
     _print(summary, args)
     return 0
 
