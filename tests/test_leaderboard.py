@@ -313,3 +313,20 @@ def test_a_site_is_never_written_into_a_results_folder_and_damage_alone_is_named
     damaged = cli("leaderboard", "build", str(out), "--out", str(tmp_path / "site"))
     assert damaged.returncode == 2 and damaged.stderr.count("\n") == 1
     assert f"1 record files were left out, e.g. {only}: truncated or not JSON" in damaged.stderr
+
+
+def test_the_committed_board_is_what_its_records_build(tmp_path):
+    """benchmarks/results/leaderboard/site/ is `leaderboard build` of the committed results/, file for file (the
+    output marker aside): a record changed without rebuilding the board, or the other way round, fails here."""
+    committed = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "leaderboard"
+    built = subprocess.run([sys.executable, "-m", "pairmeasures", "leaderboard", "build", str(committed / "results"),
+                            "--out", str(tmp_path / "site")], capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr
+
+    def files(root: Path) -> dict:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+                if p.is_file() and p.name != ".pairmeasures-output.json"}
+
+    mine, theirs = files(tmp_path / "site"), files(committed / "site")
+    assert sorted(mine) == sorted(theirs)
+    assert [name for name in mine if mine[name] != theirs[name]] == []
