@@ -33,12 +33,13 @@ suite, and holds for any non-negative depth weights in those checks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
 from ._lists import check_offsets, chunks_by_length, list_lengths, pad_lists
 
-__all__ = ["DuoResult", "duo", "duo_raw", "duo_bounds", "duo_lists", "duo_depth_weights", "DEGENERATE_DUO", "check_step",
+__all__ = ["DuoResult", "KnownBounds", "exact_bounds", "duo", "duo_raw", "duo_bounds", "duo_lists", "duo_depth_weights", "DEGENERATE_DUO", "check_step",
            "checked_scores"]
 
 #: DUO of a list whose orderings all score the same (fewer than 3 documents, equal scores, ...),
@@ -108,8 +109,55 @@ def checked_scores(p) -> np.ndarray:
     return scores
 
 
-def _duo_padded(scores: np.ndarray, lengths: np.ndarray, step: int):
-    """Raw, signed raw and exact bounds for lists padded into ``scores`` of shape ``(B, L)``."""
+class KnownBounds:
+    """Exact bounds computed before, by their programmes' whole input: a list's sorted (centred, unit-scaled) scores
+    and the depth step. Lists with the same scores as one seen before (the same top k reordered: re-rankers of one
+    first stage, the points of a trade-off curve, a family at every cut-off) take its bounds instead of running the
+    programmes again: the same numbers, bit for bit (:func:`exact_bounds` reads nothing else). ``duo_lists(...,
+    known=table)`` reads and fills it; it forgets everything when its keys pass ``limit_bytes``."""
+
+    def __init__(self, limit_bytes: int = 64_000_000):
+        self.limit_bytes = limit_bytes
+        self._found: dict = {}
+        self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+    def bounds(self, ordered: np.ndarray, a1: np.ndarray, a2: np.ndarray, weights: np.ndarray, lengths: np.ndarray,
+               step: int) -> tuple:
+        """:func:`exact_bounds` of the lists whose sorted scores are the first ``lengths[i]`` of each row of
+        ``ordered``: those found here read, the others computed (on the rows of ``a1``, ``a2`` and ``weights``
+        only as long as the longest of them) and kept."""
+        keys = [(step, row[:n].tobytes()) for row, n in zip(ordered, lengths.tolist())]
+        min_raw, max_raw = np.zeros(len(keys)), np.zeros(len(keys))
+        missing = []
+        for i, key in enumerate(keys):
+            found = self._found.get(key)
+            if found is None:
+                missing.append(i)
+            else:
+                min_raw[i], max_raw[i] = found
+        if missing:
+            rows = np.array(missing)
+            end = int(lengths[rows].max()) + 1
+            low, high = exact_bounds(a1[rows, :end], a2[rows, :end], weights[rows, :end], lengths[rows])
+            min_raw[rows], max_raw[rows] = low, high
+            self._keep([keys[i] for i in missing], low.tolist(), high.tolist())
+        return min_raw, max_raw
+
+    def _keep(self, keys: list, low: list, high: list) -> None:
+        size = sum(len(key[1]) + 100 for key in keys)
+        if self._bytes + size > self.limit_bytes:
+            self._found.clear()
+            self._bytes = 0
+        self._found.update(zip(keys, zip(low, high)))
+        self._bytes += size
+
+
+def _duo_padded(scores: np.ndarray, lengths: np.ndarray, step: int, known: Optional[KnownBounds]):
+    """Raw, signed raw and exact bounds for lists padded into ``scores`` of shape ``(B, L)`` (the bounds of lists
+    ``known`` holds taken from it, and the others kept there)."""
     batch, width = scores.shape
     weights = duo_depth_weights(width, lengths, step)
     valid = np.arange(width)[None, :] < lengths[:, None]
@@ -139,6 +187,23 @@ def _duo_padded(scores: np.ndarray, lengths: np.ndarray, step: int):
     a1 = np.concatenate([np.zeros((batch, 1)), np.cumsum(ordered, axis=1)], axis=1)
     a2 = np.concatenate([np.zeros((batch, 1)), np.cumsum(ordered * ordered, axis=1)], axis=1)
 
+    if known is None:
+        min_raw, max_raw = exact_bounds(a1, a2, weights, lengths)
+    else:
+        min_raw, max_raw = known.bounds(ordered, a1, a2, weights, lengths, step)
+
+    # An upper bound of raw: every prefix variance is at most (range / 2)^2.
+    value_range = ordered[np.arange(batch), np.maximum(lengths - 1, 0)] - ordered[:, 0] if width else np.zeros(batch)
+    spread_scale = weights.sum(axis=1) * value_range ** 2 / 4
+    return raw, raw_signed, min_raw, max_raw, spread_scale, unit * spread_unit
+
+
+def exact_bounds(a1: np.ndarray, a2: np.ndarray, weights: np.ndarray, lengths: np.ndarray) -> tuple:
+    """``(min_raw, max_raw)``: the exact extremes of the raw sum over all orderings of each list, from the prefix sums
+    ``a1`` (and ``a2``, of squares) of its sorted scores, shape ``(B, L + 1)``, its depth weights (``(B, L + 1)``,
+    :func:`duo_depth_weights`) and its length. Each list's bounds depend on its own ``lengths[i]`` sorted scores
+    and weights only, not on the padding ``L`` nor on the other lists."""
+    batch, width = a1.shape[0], a1.shape[1] - 1
     finishing = {int(size): np.flatnonzero(lengths == size) for size in np.unique(lengths)}
     min_raw = np.zeros(batch)
     max_raw = np.zeros(batch)
@@ -172,10 +237,7 @@ def _duo_padded(scores: np.ndarray, lengths: np.ndarray, step: int):
         if size in finishing:
             max_raw[finishing[size]] = best_high[finishing[size], 1:size + 2].max(axis=1)
 
-    # An upper bound of raw: every prefix variance is at most (range / 2)^2.
-    value_range = ordered[np.arange(batch), np.maximum(lengths - 1, 0)] - ordered[:, 0] if width else np.zeros(batch)
-    spread_scale = weights.sum(axis=1) * value_range ** 2 / 4
-    return raw, raw_signed, min_raw, max_raw, spread_scale, unit * spread_unit
+    return min_raw, max_raw
 
 
 def _unit(magnitudes: np.ndarray) -> np.ndarray:
@@ -189,12 +251,14 @@ def _snap(gap: np.ndarray, tolerance: np.ndarray) -> np.ndarray:
     return np.where(np.abs(gap) <= tolerance, 0.0, gap)
 
 
-def duo_lists(scores, offsets, step: int = 1) -> DuoResult:
+def duo_lists(scores, offsets, step: int = 1, known: Optional[KnownBounds] = None) -> DuoResult:
     """DUO of many ranked lists at once.
 
     ``scores`` holds the polarity scores of all lists back to back in rank order, shape ``(rows,)``
     or ``(rows, m)`` for ``m`` axes; list ``q`` owns rows ``offsets[q]:offsets[q + 1]``. Lists are
-    grouped by length and each group runs the exact interval programmes in one vectorised pass.
+    grouped by length and each group runs the exact interval programmes in one vectorised pass. ``known``: a
+    :class:`KnownBounds` to take the bounds of lists seen before from, and to keep those computed here in (the same
+    values either way).
     """
     step = check_step(step)
     scores = checked_scores(scores)
@@ -208,7 +272,7 @@ def duo_lists(scores, offsets, step: int = 1) -> DuoResult:
         padded, chunk_lengths = pad_lists(scores, offsets, lists)
         if padded.ndim == 3:  # (B, L, m) -> (B * m, L), one row per list and axis
             padded = padded.transpose(0, 2, 1).reshape(padded.shape[0] * axes, padded.shape[1])
-        results = _duo_padded(padded, np.repeat(chunk_lengths, axes), step)
+        results = _duo_padded(padded, np.repeat(chunk_lengths, axes), step, known)
         for name, values in zip(names, results):
             fields[name][lists] = values.reshape(-1, axes)
 

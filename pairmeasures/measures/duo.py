@@ -5,12 +5,17 @@ from __future__ import annotations
 import numpy as np
 from ir_measures import measures
 
-from ..math import DEGENERATE_DUO, duo_lists
+from ..io.memo import Memo
+from ..math import DEGENERATE_DUO, KnownBounds, duo_lists
 from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
 from .registry import register_builtin
 
 __all__ = ["Duo"]
+
+#: The exact bounds computed in this process, by the sorted scores they derive from (one table for every Duo measure:
+#: a list seen again, in another system's run or at another cut-off, reads its bounds instead of computing them).
+_KNOWN = Memo("DUO bounds")
 
 
 class _Duo(PairMeasure):
@@ -64,7 +69,7 @@ class _Duo(PairMeasure):
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         scores = lists.column("polarity")
-        result = duo_lists(scores, lists.offsets, self.param("step"))
+        result = duo_lists(scores, lists.offsets, self.param("step"), known=_KNOWN.get("bounds", None, KnownBounds))
         values = result.signed if self.param("signed") else result.duo
         degenerate = result.degenerate
         if values.ndim == 2:
