@@ -7,6 +7,8 @@ parameter reproduces FairRankTune and the docstring says why.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 from ir_measures import measures
 
@@ -67,6 +69,13 @@ class _NDKL(PairMeasure):
         cutoff = self.param("cutoff")
         keep = retrieved.ranks < cutoff if cutoff is not None else np.ones(len(retrieved), dtype=bool)
         return self._values(retrieved.select(keep), codes[keep], codes, retrieved.offsets)
+
+    def evaluate_cutoffs(self, lists: RankedLists, cutoffs: Sequence[int]) -> list[MeasureValues]:
+        """With ``target='considered'`` :meth:`evaluate` is :class:`PairMeasure`'s: the documents are prepared once, at
+        the deepest cut-off (:meth:`PairMeasure.evaluate_cutoffs`), not once per cut-off."""
+        if self.param("target") == "considered":
+            return self.compute_cutoffs(self.at(max(cutoffs)).prepare(lists), cutoffs)
+        return super().evaluate_cutoffs(lists, cutoffs)
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         codes, _ = group_codes(lists)
