@@ -193,7 +193,7 @@ def say_unranked_queries(runs: dict, profile: "Profile") -> None:
     from ..sideinfo import InputWarning
 
     for name, run in runs.items():
-        lacking = set(profile.queries) - set(run["qid"])
+        lacking = set(profile.queries) - set(run["qid"].unique())  # the distinct ids, not every row of the run
         if lacking:
             warnings.warn(f"system {name!r} has no results for {len(lacking)} of the {len(profile.queries)} queries "
                           f"audited (e.g. {examples(lacking)}); they count as empty rankings: 0 for relevance measures, "
