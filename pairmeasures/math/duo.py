@@ -207,14 +207,21 @@ def exact_bounds(a1: np.ndarray, a2: np.ndarray, weights: np.ndarray, lengths: n
     finishing = {int(size): np.flatnonzero(lengths == size) for size in np.unique(lengths)}
     min_raw = np.zeros(batch)
     max_raw = np.zeros(batch)
+    # Every step below writes into these buffers (the same arithmetic as fresh arrays, without allocating any).
+    flat = [np.empty(batch * (width + 1)) for _ in range(3)]
+    def buffers(columns: int) -> tuple:  # contiguous (batch, columns) views: the steps run as flat loops
+        return tuple(part[:batch * columns].reshape(batch, columns) for part in flat)
+
     # Minimum: chains of growing intervals [i, i + size) of the sorted scores.
     best_low = np.zeros((batch, width))
     for size in range(2, width + 1):
         starts = width - size + 1
-        s1_int = a1[:, size:size + starts] - a1[:, :starts]
-        s2_int = a2[:, size:size + starts] - a2[:, :starts]
-        var = np.maximum(s2_int / size - (s1_int / size) ** 2, 0.0)
-        best_low = np.minimum(best_low[:, :-1], best_low[:, 1:]) + weights[:, size:size + 1] * var
+        s1, s2, spare = buffers(starts)
+        np.subtract(a1[:, size:size + starts], a1[:, :starts], out=s1)
+        np.subtract(a2[:, size:size + starts], a2[:, :starts], out=s2)
+        gain = _weighted_variance(s1, s2, size, weights[:, size:size + 1])
+        np.minimum(best_low[:, :starts], best_low[:, 1:starts + 1], out=spare)
+        np.add(spare, gain, out=best_low[:, :starts])
         if size in finishing:
             min_raw[finishing[size]] = best_low[finishing[size], 0]
 
@@ -228,16 +235,29 @@ def exact_bounds(a1: np.ndarray, a2: np.ndarray, weights: np.ndarray, lengths: n
     best_high = np.full((batch, width + 2), -np.inf)
     best_high[:, 1] = 0.0
     for size in range(1, width + 1):
-        s1_set = a1[:, :size + 1] + top1[:, size::-1]
-        s2_set = a2[:, :size + 1] + top2[:, size::-1]
-        var = np.maximum(s2_set / size - (s1_set / size) ** 2, 0.0)
+        sets = size + 1
+        s1, s2, spare = buffers(sets)
+        np.add(a1[:, :sets], top1[:, size::-1], out=s1)
+        np.add(a2[:, :sets], top2[:, size::-1], out=s2)
+        gain = _weighted_variance(s1, s2, size, weights[:, size:size + 1])
         # The newest item is either the next smallest (b - 1 -> b) or the next largest (b -> b).
-        previous = np.maximum(best_high[:, :size + 1], best_high[:, 1:size + 2])
-        best_high[:, 1:size + 2] = previous + weights[:, size:size + 1] * var
+        np.maximum(best_high[:, :sets], best_high[:, 1:sets + 1], out=spare)
+        np.add(spare, gain, out=best_high[:, 1:sets + 1])
         if size in finishing:
             max_raw[finishing[size]] = best_high[finishing[size], 1:size + 2].max(axis=1)
 
     return min_raw, max_raw
+
+
+def _weighted_variance(s1: np.ndarray, s2: np.ndarray, size: int, weight: np.ndarray) -> np.ndarray:
+    """``weight * max(s2 / size - (s1 / size) ** 2, 0)``, the weighted population variance of sets of ``size`` items
+    from their sums ``s1`` and sums of squares ``s2``, computed in place (in ``s2``; ``s1`` is overwritten)."""
+    np.divide(s2, size, out=s2)
+    np.divide(s1, size, out=s1)
+    np.square(s1, out=s1)
+    np.subtract(s2, s1, out=s2)
+    np.maximum(s2, 0.0, out=s2)
+    return np.multiply(weight, s2, out=s2)
 
 
 def _unit(magnitudes: np.ndarray) -> np.ndarray:
