@@ -33,13 +33,13 @@ suite, and holds for any non-negative depth weights in those checks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
 from ._lists import check_offsets, chunks_by_length, list_lengths, pad_lists
 
-__all__ = ["DuoResult", "KnownBounds", "exact_bounds", "duo", "duo_raw", "duo_bounds", "duo_lists", "duo_depth_weights", "DEGENERATE_DUO", "check_step",
+__all__ = ["DuoResult", "KnownBounds", "exact_bounds", "duo", "duo_raw", "duo_bounds", "duo_lists", "duo_batches", "duo_depth_weights", "DEGENERATE_DUO", "check_step",
            "checked_scores"]
 
 #: DUO of a list whose orderings all score the same (fewer than 3 documents, equal scores, ...),
@@ -280,22 +280,63 @@ def duo_lists(scores, offsets, step: int = 1, known: Optional[KnownBounds] = Non
     :class:`KnownBounds` to take the bounds of lists seen before from, and to keep those computed here in (the same
     values either way).
     """
-    step = check_step(step)
-    scores = checked_scores(scores)
-    offsets = check_offsets(offsets, scores.shape[0])
-    n_lists = offsets.size - 1
-    axes = 1 if scores.ndim == 1 else scores.shape[1]
-    names = ("raw", "raw_signed", "min_raw", "max_raw", "scale", "unit")
-    fields = {name: np.zeros((n_lists, axes)) for name in names}
-    lengths = list_lengths(offsets)
-    for lists in chunks_by_length(lengths, max_cells=max(1, 1_000_000 // axes)):
-        padded, chunk_lengths = pad_lists(scores, offsets, lists)
-        if padded.ndim == 3:  # (B, L, m) -> (B * m, L), one row per list and axis
-            padded = padded.transpose(0, 2, 1).reshape(padded.shape[0] * axes, padded.shape[1])
-        results = _duo_padded(padded, np.repeat(chunk_lengths, axes), step, known)
-        for name, values in zip(names, results):
-            fields[name][lists] = values.reshape(-1, axes)
+    return duo_batches([(scores, offsets)], step, known)[0]
 
+
+#: Cells (lists times padded width) the programmes take in one pass at most.
+_PASS_CELLS = 1_000_000
+
+
+def duo_batches(batches: Sequence[tuple], step: int = 1, known: Optional[KnownBounds] = None) -> list[DuoResult]:
+    """:func:`duo_lists` of each ``(scores, offsets)`` of ``batches`` (e.g. a measure family at every cut-off): the
+    same results, with the groups of lists of one padded width from every batch run in one pass (a list's numbers
+    depend on its group's width, never on the other lists of its pass), so that 50 cut-offs make a few passes
+    of each width rather than a few passes each."""
+    step = check_step(step)
+    names = ("raw", "raw_signed", "min_raw", "max_raw", "scale", "unit")
+    prepared: list = []
+    jobs: dict = {}  # padded width -> (batch, its lists, their padded scores, lengths) of every group of that width
+    for number, (scores, offsets) in enumerate(batches):
+        scores = checked_scores(scores)
+        offsets = check_offsets(offsets, scores.shape[0])
+        axes = 1 if scores.ndim == 1 else scores.shape[1]
+        prepared.append((scores, {name: np.zeros((offsets.size - 1, axes)) for name in names}))
+        for lists in chunks_by_length(list_lengths(offsets), max_cells=max(1, _PASS_CELLS // axes)):
+            padded, chunk_lengths = pad_lists(scores, offsets, lists)
+            if padded.ndim == 3:  # (B, L, m) -> (B * m, L), one row per list and axis
+                padded = padded.transpose(0, 2, 1).reshape(padded.shape[0] * axes, padded.shape[1])
+            jobs.setdefault(padded.shape[1], []).append((number, lists, padded, np.repeat(chunk_lengths, axes)))
+    for width, group in jobs.items():
+        for part in _passes(group, width):
+            results = _duo_padded(np.concatenate([job[2] for job in part]), np.concatenate([job[3] for job in part]),
+                                  step, known)
+            start = 0
+            for number, lists, padded, _ in part:
+                fields = prepared[number][1]
+                for name, values in zip(names, results):
+                    fields[name][lists] = values[start:start + padded.shape[0]].reshape(lists.size, -1)
+                start += padded.shape[0]
+    return [_finished(scores, fields) for scores, fields in prepared]
+
+
+def _passes(group: list, width: int):
+    """The jobs of one padded width in runs of at most :data:`_PASS_CELLS` cells (a larger job alone)."""
+    part: list = []
+    cells = 0
+    for job in group:
+        size = job[2].shape[0] * max(width, 1)
+        if part and cells + size > _PASS_CELLS:
+            yield part
+            part, cells = [], 0
+        part.append(job)
+        cells += size
+    if part:
+        yield part
+
+
+def _finished(scores: np.ndarray, fields: dict) -> DuoResult:
+    """DUO from the raw sums and bounds of each list (and axis): the normalisation of Eq. 6, signs and degeneracy."""
+    fields = dict(fields)
     scale = fields.pop("scale")
     spread = fields["max_raw"] - fields["min_raw"]
     degenerate = (scale <= 0) | (spread <= SPREAD_RTOL * scale)
