@@ -29,6 +29,22 @@ def test_round_trip_is_exact_float32_without_pickle(tmp_path):
     assert (cache.hits, cache.misses) == (3, 4)
 
 
+def test_vectors_read_once_are_read_from_memory_until_the_file_is_cleared(tmp_path):
+    """A vector read and found whole is kept by the object (the same documents are looked up by every system of an
+    audit): asked again, it comes from memory, not from the file; clearing the cache forgets it."""
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    key = text_key("doc")
+    cache.put("m", [(key, np.arange(4, dtype=np.float32))])
+    first = cache.get("m", [key, key])[key]
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:  # the file changes behind the object's back
+        db.execute("DELETE FROM embeddings")
+    assert cache.get("m", [key])[key] is first and not first.flags.writeable
+    assert cache.get("other model", [key]) == {} and (cache.hits, cache.misses) == (2, 1)
+    cache.put("m", [(key, np.arange(4, dtype=np.float32))])
+    cache.clear()
+    assert cache.get("m", [key]) == {}
+
+
 def test_keys_are_exact_texts():
     assert text_key("Text") != text_key("text") != text_key("text ")
     assert text_key("\u00e9") != text_key("e\u0301")  # composed and decomposed é: different texts, no normalisation

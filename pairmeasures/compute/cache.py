@@ -53,6 +53,8 @@ CREATE TABLE IF NOT EXISTS embeddings (
 
 _BATCH = 500  # keys per SELECT where SQLite's limit on bound variables is unknown (Python < 3.11; 999 in old SQLite)
 _MAX_BATCH = 8000  # keys per SELECT at most: larger batches read no faster
+#: Bytes of vectors an :class:`EmbeddingCache` keeps in memory once read (about 80,000 vectors of 384 floats).
+READ_LIMIT = 128 * 2**20
 
 
 def _sqlite_header(path: Path) -> bool:
@@ -160,6 +162,10 @@ class EmbeddingCache:
         self._connection: Optional[sqlite3.Connection] = None
         self._opened = False
         self._lock = threading.RLock()
+        #: Vectors read from the file and found whole (model -> key -> vector): a text asked for again (the documents
+        #: every system re-ranks) is not read again; forgotten at READ_LIMIT bytes and when the file is cleared or replaced.
+        self._read: dict[str, dict[bytes, np.ndarray]] = {}
+        self._read_bytes = 0
 
     # -- connection -------------------------------------------------------------------------
     def _connect(self) -> Optional[sqlite3.Connection]:
@@ -257,6 +263,7 @@ class EmbeddingCache:
                                           f"moved aside ({error}); move or delete it") from exc
             warnings.warn(f"embedding cache {str(self.path)!r} was unreadable ({_error_name(exc)}: {exc}); moved "
                           f"it to {str(broken)!r} and started a new one", RuntimeWarning, stacklevel=5)
+        self._forget()  # nothing read from the old file stands for the new one
         try:
             return self._open()
         except sqlite3.DatabaseError as again:
@@ -319,13 +326,22 @@ class EmbeddingCache:
                           (model, description, time.time()))
 
     def get(self, model: str, keys: Sequence[bytes]) -> dict:
-        """Vectors found for ``keys`` (a dict key -> float32 vector); missing and corrupt ones are absent."""
+        """Vectors found for ``keys`` (a dict key -> float32 vector, read-only); missing and corrupt ones are absent."""
         found: dict = {}
-        unique = list(dict.fromkeys(keys))
         with self._lock:
-            connection = self._connect()
+            read = self._read.setdefault(model, {})
+            distinct = list(dict.fromkeys(keys))
+            unique = []
+            for key in distinct:
+                vector = read.get(key)
+                if vector is None:
+                    unique.append(key)
+                else:
+                    found[key] = vector
+            connection = self._connect() if unique else None
             getlimit, limit = getattr(connection, "getlimit", None), getattr(sqlite3, "SQLITE_LIMIT_VARIABLE_NUMBER", None)
             batch = min(getlimit(limit) - 1, _MAX_BATCH) if getlimit and limit is not None else _BATCH  # Python 3.11+
+            fresh: dict = {}
             for start in range(0, len(unique), batch):
                 if connection is None:  # a read-only location without a cache file: nothing stored
                     break
@@ -335,10 +351,24 @@ class EmbeddingCache:
                     if not isinstance(blob, bytes) or len(blob) != 4 * dim or zlib.crc32(blob) != crc:
                         self.corrupt += 1
                         continue
-                    found[key] = np.frombuffer(blob, dtype="<f4")
+                    fresh[key] = np.frombuffer(blob, dtype="<f4")
+            self._remember(model, fresh)
+            found.update(fresh)
             self.hits += len(found)
-            self.misses += len(unique) - len(found)
+            self.misses += len(distinct) - len(found)
         return found
+
+    def _remember(self, model: str, fresh: dict) -> None:
+        """Keep the vectors just read (forgetting everything first when they would pass :data:`READ_LIMIT`)."""
+        size = sum(vector.nbytes + 100 for vector in fresh.values())
+        if self._read_bytes + size > READ_LIMIT:
+            self._forget()
+        self._read.setdefault(model, {}).update(fresh)
+        self._read_bytes += size
+
+    def _forget(self) -> None:
+        """Drop the vectors kept in memory (the file was cleared or replaced, or the memory is full)."""
+        self._read, self._read_bytes = {}, 0
 
     def put(self, model: str, items: Iterable[tuple[bytes, np.ndarray]]) -> None:
         """Store vectors (replacing any entry with the same key) in one transaction; nothing in a read-only cache."""
@@ -401,6 +431,7 @@ class EmbeddingCache:
     def clear(self, model: Optional[str] = None) -> int:
         """Delete every entry (or those of the model key ``model``) and shrink the file; returns the number removed."""
         with self._lock:
+            self._forget()
             connection = self._connect()
             if self.read_only or connection is None:
                 raise EmbeddingCacheError(f"embedding cache {str(self.path)!r} is read-only; nothing can be cleared")
