@@ -59,7 +59,7 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
             warnings.simplefilter("ignore", MissingSideInfoWarning)
             try:
                 frame = top_rows(ir_frame(run, f"run of system {system!r}"), depth)
-                values = [values for _, _, values in evaluator.values(frame)]
+                values = [values for _, _, values in evaluator.values(frame, warn=False)]
             except ValueError as error:  # the provider's message names the measure and the column to add
                 raise ValueError(f"system {system!r}: {error}") from None
         n = np.array([np.count_nonzero(~np.isnan(v)) for v in values])
