@@ -38,3 +38,14 @@ def test_one_blas_thread_limits_blas_inside_the_block_only():
         with one_blas_thread():
             assert set(blas_threads()) == {1}
     assert blas_threads() == before
+
+
+def test_batch_collection_collects_the_young_generation_less_often_inside_the_block_only():
+    import gc
+
+    from pairmeasures.apps.collection import YOUNG, batch_collection
+
+    before = gc.get_threshold()
+    with batch_collection():
+        inside = gc.get_threshold()
+    assert inside == (max(before[0], YOUNG), *before[1:]) and gc.get_threshold() == before
