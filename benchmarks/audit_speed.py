@@ -57,6 +57,7 @@ def timed(self, *args, **kwargs):
 Embedder._compute = timed
 code = main(sys.argv[2:])
 spent["torch_imported"] = "torch" in sys.modules
+spent["package"] = sys.modules["pairmeasures"].__file__
 open(sys.argv[1], "w").write(json.dumps(spent))
 sys.exit(code)
 """
@@ -73,10 +74,12 @@ sys.exit(code)
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(command: list, env: dict) -> float:
-    """Run ``command``; its CPU seconds (user + system, its children included)."""
+def run(command: list, env: dict, cwd: Path) -> float:
+    """Run ``command`` in ``cwd``; its CPU seconds (user + system, its children included). Never in a checkout:
+    ``python -c`` puts its working folder first on the path, before ``PYTHONPATH``, so a child started in this
+    checkout would import this checkout's package whatever ``--base`` names."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=cwd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"the audit failed ({done.returncode}):\n{done.stderr[-3000:]}")
@@ -92,14 +95,16 @@ def cold(source: Path, audit: list, scratch: Path, tag: str, vectors: Optional[P
         shutil.copyfile(vectors, scratch / f"cache-{tag}" / "embeddings.sqlite")
     spent_file = scratch / f"embedding-{tag}.json"
     start = time.perf_counter()
-    cpu = run([sys.executable, "-c", CHILD, str(spent_file), *audit, "--out", str(scratch / f"cold-{tag}")], env)
+    cpu = run([sys.executable, "-c", CHILD, str(spent_file), *audit, "--out", str(scratch / f"cold-{tag}")], env,
+              scratch)
     wall = time.perf_counter() - start
     spent = json.loads(spent_file.read_text())
     manifest = json.loads((scratch / f"cold-{tag}" / "manifest.json").read_text())
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "embedding_wall_s": round(spent["seconds"], 1),
             "embedding_cpu_s": round(spent["cpu_seconds"], 1),
             "non_embedding_cpu_s": round(cpu - spent["cpu_seconds"], 1), "texts_embedded": spent["texts"],
-            "torch_imported": spent.get("torch_imported"), "timings_s": manifest.get("timings_s"),
+            "torch_imported": spent.get("torch_imported"), "package": spent.get("package"),
+            "timings_s": manifest.get("timings_s"),
             "embedded": manifest.get("embedded"), "env": env}
 
 
@@ -129,7 +134,7 @@ def main() -> None:
         flags = scratch / "warm.json"
         start = time.perf_counter()
         warm_cpu = run([sys.executable, "-c", WARM, str(flags), *audit, "--out", str(scratch / "warm")],
-                       dict(env, PAIRMEASURES_CACHE_DIR=env["PAIRMEASURES_CACHE_DIR"]))
+                       dict(env, PAIRMEASURES_CACHE_DIR=env["PAIRMEASURES_CACHE_DIR"]), scratch)
         warm = time.perf_counter() - start
         warm_manifest = json.loads((scratch / "warm" / "manifest.json").read_text())
         warm_imports = json.loads(flags.read_text())
