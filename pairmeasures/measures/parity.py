@@ -14,7 +14,7 @@ from ir_measures import measures
 
 from ..math.parity import favoured_pair_parts, iaa_lists, ndkl_lists
 from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
-from .group_combos import GROUP_PARAM, MAX_REL_PARAM, GroupComboMeasure, group_codes, utility
+from .group_combos import GROUP_PARAM, MAX_REL_PARAM, GroupComboMeasure, codes_by_cutoff, group_codes, utility
 from .ranked import RankedLists
 from .registry import register_builtin
 
@@ -80,6 +80,13 @@ class _NDKL(PairMeasure):
     def compute(self, lists: RankedLists) -> MeasureValues:
         codes, _ = group_codes(lists)
         return self._values(lists, codes, codes, lists.offsets)
+
+    def compute_cutoffs(self, lists: RankedLists, cutoffs: Sequence[int]) -> list[MeasureValues]:
+        """Each cut-off's :meth:`compute`, the group labels factorized once (:func:`codes_by_cutoff`)."""
+        heads = codes_by_cutoff(lists, cutoffs) if type(self).compute is _NDKL.compute else None
+        if heads is None:
+            return super().compute_cutoffs(lists, cutoffs)
+        return [self._values(head, codes, codes, head.offsets) for head, codes, _ in heads]
 
     def _values(self, lists: RankedLists, codes: np.ndarray, target_codes: np.ndarray,
                 target_offsets: np.ndarray) -> MeasureValues:
