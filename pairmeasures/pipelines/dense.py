@@ -124,7 +124,13 @@ class DenseReranker(pt.Transformer):
         pt.validate.result_frame(inp, extra_columns=["query", self.text_field])
         if len(inp) == 0:
             return pt.model.add_ranks(inp.assign(score=pd.Series(dtype=np.float32)))
-        queries, inverse = np.unique(inp["query"].to_numpy(), return_inverse=True)  # as pyterrier-dr's query encoder
+        # the sorted distinct queries and each row's among them, as np.unique gives them (pyterrier-dr's query
+        # encoder), sorting the distinct texts only
+        codes, distinct = pd.factorize(inp["query"].to_numpy())
+        order = np.argsort(np.asarray(distinct, dtype=object))
+        rank = np.empty(len(order), dtype=np.intp)
+        rank[order] = np.arange(len(order))
+        queries, inverse = np.asarray(distinct, dtype=object)[order], rank[codes]
         query_vectors = self.embedder.embed(list(queries))
         doc_vectors, doc_index = self.embedder.embed_distinct(inp[self.text_field].tolist())
         inverse = inverse.reshape(-1)
