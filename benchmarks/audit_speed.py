@@ -17,9 +17,15 @@ imports no torch).
 commit before a change), alternating with this checkout's, so both are measured in one run on the same machine
 state; ``--rounds``: cold audits per side (the smallest CPU time counts).
 
-Writes results/audit_speed.json.
+``--profile``: one more cold audit of this checkout, sampled: the process's stack every 5 ms of its CPU time
+(``ITIMER_PROF``, a few per cent of overhead, unlike cProfile's), written to results/audit_profile.txt as the
+functions with the most CPU time below them (cumulative) and the pairmeasures functions with the most CPU time
+spent in them or in the libraries they call (own: each sample counted to the innermost pairmeasures frame, or to
+``imports`` while a module is being imported).
 
-Usage: python benchmarks/audit_speed.py [--data DIR] [--base DIR] [--rounds 1] [--vectors FILE]
+Writes results/audit_speed.json (and results/audit_profile.txt).
+
+Usage: python benchmarks/audit_speed.py [--data DIR] [--base DIR] [--rounds 1] [--vectors FILE] [--profile]
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from _common import data_option, save
+from _common import RESULTS, data_option, save
 from audits import SYSTEMS
 
 #: Run in the cold process: time Embedder._compute (wall and process CPU), then run the command; written to argv[1].
@@ -68,6 +74,30 @@ import json, sys
 from pairmeasures.apps.cli import main
 code = main(sys.argv[2:])
 open(sys.argv[1], "w").write(json.dumps({m: m in sys.modules for m in ("torch", "transformers", "pyterrier_dr")}))
+sys.exit(code)
+"""
+
+#: The sampled cold audit (--profile): each stack, as a tuple of "file:line(function)", and how many samples it got.
+PROFILED = """
+import collections, json, signal, sys, time
+stacks = collections.Counter()
+def sample(signum, frame):
+    stack = []
+    while frame is not None:
+        code = frame.f_code
+        stack.append(f"{code.co_filename}:{code.co_firstlineno}({code.co_name})")
+        frame = frame.f_back
+    stacks[tuple(reversed(stack))] += 1
+signal.signal(signal.SIGPROF, sample)
+cpu = time.process_time()
+signal.setitimer(signal.ITIMER_PROF, 0.005, 0.005)
+from pairmeasures.apps.cli import main
+try:
+    code = main(sys.argv[2:])
+finally:
+    signal.setitimer(signal.ITIMER_PROF, 0, 0)
+    json.dump({"cpu_s": time.process_time() - cpu, "stacks": [[list(k), v] for k, v in stacks.items()]},
+              open(sys.argv[1], "w"))
 sys.exit(code)
 """
 
@@ -108,12 +138,51 @@ def cold(source: Path, audit: list, scratch: Path, tag: str, vectors: Optional[P
             "embedded": manifest.get("embedded"), "env": env}
 
 
+def profile(audit: list, scratch: Path, vectors: Optional[Path], top: int = 30) -> str:
+    """One cold audit of this checkout, sampled (:data:`PROFILED`): the report written to results/audit_profile.txt."""
+    env = dict(os.environ, PAIRMEASURES_CACHE_DIR=str(scratch / "cache-profile"), PYTHONPATH=str(ROOT))
+    if vectors is not None:
+        (scratch / "cache-profile").mkdir()
+        shutil.copyfile(vectors, scratch / "cache-profile" / "embeddings.sqlite")
+    samples = scratch / "samples.json"
+    cpu = run([sys.executable, "-c", PROFILED, str(samples), *audit, "--out", str(scratch / "profiled")], env, scratch)
+    found = json.loads(samples.read_text())
+    total = sum(count for _, count in found["stacks"])
+    seconds = found["cpu_s"] / max(total, 1)
+
+    def short(frame: str) -> str:  # pairmeasures/..., a library's package/..., the standard library's module
+        for prefix in (str(ROOT) + "/", "/site-packages/"):
+            if prefix in frame:
+                return frame.split(prefix, 1)[1]
+        return frame.split("/lib/python3.", 1)[1].split("/", 1)[-1] if "/lib/python3." in frame else frame
+
+    cumulative: dict = {}
+    own: dict = {}
+    for stack, count in found["stacks"]:
+        frames = [short(frame) for frame in stack]
+        for frame in set(frames):
+            cumulative[frame] = cumulative.get(frame, 0) + count
+        importing = any(frame.endswith("(<module>)") for frame in frames[1:])
+        ours = [frame for frame in frames if frame.startswith("pairmeasures/")]
+        where = "imports" if importing else ours[-1] if ours else frames[-1] if frames else "?"
+        own[where] = own.get(where, 0) + count
+    lines = [f"pairmeasures audit, cold, {'every vector cached' if vectors else 'vectors computed'}: {cpu:.1f} CPU-s in "
+             f"the process (getrusage), {found['cpu_s']:.1f} CPU-s sampled in {total} samples of 5 ms",
+             "", f"top {top} by cumulative CPU-s (the function and everything below it)"]
+    lines += [f"{count * seconds:7.2f}  {frame}" for frame, count in
+              sorted(cumulative.items(), key=lambda item: -item[1])[:top]]
+    lines += ["", f"top {top} by own CPU-s (the innermost pairmeasures function, the libraries it calls included)"]
+    lines += [f"{count * seconds:7.2f}  {frame}" for frame, count in sorted(own.items(), key=lambda item: -item[1])[:top]]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", **data_option())
     parser.add_argument("--base", help="a folder holding the pairmeasures package to compare with (cold runs only)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--vectors", type=Path, help="an embeddings.sqlite to start each cold cache with")
+    parser.add_argument("--profile", action="store_true", help="also sample one cold audit: results/audit_profile.txt")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as folder:
@@ -138,6 +207,10 @@ def main() -> None:
         warm = time.perf_counter() - start
         warm_manifest = json.loads((scratch / "warm" / "manifest.json").read_text())
         warm_imports = json.loads(flags.read_text())
+        if args.profile:
+            report = profile(audit, scratch, args.vectors)
+            (RESULTS / "audit_profile.txt").write_text(report)
+            print(report)
     results = {
         "dataset": "pair/perspectrum", "systems": SYSTEMS, "cpus": os.cpu_count(),
         "vectors_cached": args.vectors is not None,
