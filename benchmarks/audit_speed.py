@@ -17,9 +17,15 @@ imports no torch).
 commit before a change), alternating with this checkout's, so both are measured in one run on the same machine
 state; ``--rounds``: cold audits per side (the smallest CPU time counts).
 
-Writes results/audit_speed.json.
+``--profile``: one more cold audit of this checkout, sampled: the process's stack every 5 ms of its CPU time
+(``ITIMER_PROF``, a few per cent of overhead, unlike cProfile's), written to results/audit_profile.txt as the
+functions with the most CPU time below them (cumulative) and the pairmeasures functions with the most CPU time
+spent in them or in the libraries they call (own: each sample counted to the innermost pairmeasures frame, or to
+``imports`` while a module is being imported).
 
-Usage: python benchmarks/audit_speed.py [--data DIR] [--base DIR] [--rounds 1] [--vectors FILE]
+Writes results/audit_speed.json (and results/audit_profile.txt).
+
+Usage: python benchmarks/audit_speed.py [--data DIR] [--base DIR] [--rounds 1] [--vectors FILE] [--profile]
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from _common import data_option, save
+from _common import RESULTS, data_option, save
 from audits import SYSTEMS
 
 #: Run in the cold process: time Embedder._compute (wall and process CPU), then run the command; written to argv[1].
@@ -57,6 +63,7 @@ def timed(self, *args, **kwargs):
 Embedder._compute = timed
 code = main(sys.argv[2:])
 spent["torch_imported"] = "torch" in sys.modules
+spent["package"] = sys.modules["pairmeasures"].__file__
 open(sys.argv[1], "w").write(json.dumps(spent))
 sys.exit(code)
 """
@@ -70,13 +77,39 @@ open(sys.argv[1], "w").write(json.dumps({m: m in sys.modules for m in ("torch", 
 sys.exit(code)
 """
 
+#: The sampled cold audit (--profile): each stack, as a tuple of "file:line(function)", and how many samples it got.
+PROFILED = """
+import collections, json, signal, sys, time
+stacks = collections.Counter()
+def sample(signum, frame):
+    stack = []
+    while frame is not None:
+        code = frame.f_code
+        stack.append(f"{code.co_filename}:{code.co_firstlineno}({code.co_name})")
+        frame = frame.f_back
+    stacks[tuple(reversed(stack))] += 1
+signal.signal(signal.SIGPROF, sample)
+cpu = time.process_time()
+signal.setitimer(signal.ITIMER_PROF, 0.005, 0.005)
+from pairmeasures.apps.cli import main
+try:
+    code = main(sys.argv[2:])
+finally:
+    signal.setitimer(signal.ITIMER_PROF, 0, 0)
+    json.dump({"cpu_s": time.process_time() - cpu, "stacks": [[list(k), v] for k, v in stacks.items()]},
+              open(sys.argv[1], "w"))
+sys.exit(code)
+"""
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(command: list, env: dict) -> float:
-    """Run ``command``; its CPU seconds (user + system, its children included)."""
+def run(command: list, env: dict, cwd: Path) -> float:
+    """Run ``command`` in ``cwd``; its CPU seconds (user + system, its children included). Never in a checkout:
+    ``python -c`` puts its working folder first on the path, before ``PYTHONPATH``, so a child started in this
+    checkout would import this checkout's package whatever ``--base`` names."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=cwd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"the audit failed ({done.returncode}):\n{done.stderr[-3000:]}")
@@ -92,15 +125,55 @@ def cold(source: Path, audit: list, scratch: Path, tag: str, vectors: Optional[P
         shutil.copyfile(vectors, scratch / f"cache-{tag}" / "embeddings.sqlite")
     spent_file = scratch / f"embedding-{tag}.json"
     start = time.perf_counter()
-    cpu = run([sys.executable, "-c", CHILD, str(spent_file), *audit, "--out", str(scratch / f"cold-{tag}")], env)
+    cpu = run([sys.executable, "-c", CHILD, str(spent_file), *audit, "--out", str(scratch / f"cold-{tag}")], env,
+              scratch)
     wall = time.perf_counter() - start
     spent = json.loads(spent_file.read_text())
     manifest = json.loads((scratch / f"cold-{tag}" / "manifest.json").read_text())
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "embedding_wall_s": round(spent["seconds"], 1),
             "embedding_cpu_s": round(spent["cpu_seconds"], 1),
             "non_embedding_cpu_s": round(cpu - spent["cpu_seconds"], 1), "texts_embedded": spent["texts"],
-            "torch_imported": spent.get("torch_imported"), "timings_s": manifest.get("timings_s"),
+            "torch_imported": spent.get("torch_imported"), "package": spent.get("package"),
+            "timings_s": manifest.get("timings_s"),
             "embedded": manifest.get("embedded"), "env": env}
+
+
+def profile(audit: list, scratch: Path, vectors: Optional[Path], top: int = 30) -> str:
+    """One cold audit of this checkout, sampled (:data:`PROFILED`): the report written to results/audit_profile.txt."""
+    env = dict(os.environ, PAIRMEASURES_CACHE_DIR=str(scratch / "cache-profile"), PYTHONPATH=str(ROOT))
+    if vectors is not None:
+        (scratch / "cache-profile").mkdir()
+        shutil.copyfile(vectors, scratch / "cache-profile" / "embeddings.sqlite")
+    samples = scratch / "samples.json"
+    cpu = run([sys.executable, "-c", PROFILED, str(samples), *audit, "--out", str(scratch / "profiled")], env, scratch)
+    found = json.loads(samples.read_text())
+    total = sum(count for _, count in found["stacks"])
+    seconds = found["cpu_s"] / max(total, 1)
+
+    def short(frame: str) -> str:  # pairmeasures/..., a library's package/..., the standard library's module
+        for prefix in (str(ROOT) + "/", "/site-packages/"):
+            if prefix in frame:
+                return frame.split(prefix, 1)[1]
+        return frame.split("/lib/python3.", 1)[1].split("/", 1)[-1] if "/lib/python3." in frame else frame
+
+    cumulative: dict = {}
+    own: dict = {}
+    for stack, count in found["stacks"]:
+        frames = [short(frame) for frame in stack]
+        for frame in set(frames):
+            cumulative[frame] = cumulative.get(frame, 0) + count
+        importing = any(frame.endswith("(<module>)") for frame in frames[1:])
+        ours = [frame for frame in frames if frame.startswith("pairmeasures/")]
+        where = "imports" if importing else ours[-1] if ours else frames[-1] if frames else "?"
+        own[where] = own.get(where, 0) + count
+    lines = [f"pairmeasures audit, cold, {'every vector cached' if vectors else 'vectors computed'}: {cpu:.1f} CPU-s in "
+             f"the process (getrusage), {found['cpu_s']:.1f} CPU-s sampled in {total} samples of 5 ms",
+             "", f"top {top} by cumulative CPU-s (the function and everything below it)"]
+    lines += [f"{count * seconds:7.2f}  {frame}" for frame, count in
+              sorted(cumulative.items(), key=lambda item: -item[1])[:top]]
+    lines += ["", f"top {top} by own CPU-s (the innermost pairmeasures function, the libraries it calls included)"]
+    lines += [f"{count * seconds:7.2f}  {frame}" for frame, count in sorted(own.items(), key=lambda item: -item[1])[:top]]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
@@ -109,6 +182,7 @@ def main() -> None:
     parser.add_argument("--base", help="a folder holding the pairmeasures package to compare with (cold runs only)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--vectors", type=Path, help="an embeddings.sqlite to start each cold cache with")
+    parser.add_argument("--profile", action="store_true", help="also sample one cold audit: results/audit_profile.txt")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as folder:
@@ -129,10 +203,14 @@ def main() -> None:
         flags = scratch / "warm.json"
         start = time.perf_counter()
         warm_cpu = run([sys.executable, "-c", WARM, str(flags), *audit, "--out", str(scratch / "warm")],
-                       dict(env, PAIRMEASURES_CACHE_DIR=env["PAIRMEASURES_CACHE_DIR"]))
+                       dict(env, PAIRMEASURES_CACHE_DIR=env["PAIRMEASURES_CACHE_DIR"]), scratch)
         warm = time.perf_counter() - start
         warm_manifest = json.loads((scratch / "warm" / "manifest.json").read_text())
         warm_imports = json.loads(flags.read_text())
+        if args.profile:
+            report = profile(audit, scratch, args.vectors)
+            (RESULTS / "audit_profile.txt").write_text(report)
+            print(report)
     results = {
         "dataset": "pair/perspectrum", "systems": SYSTEMS, "cpus": os.cpu_count(),
         "vectors_cached": args.vectors is not None,

@@ -90,6 +90,27 @@ def test_chunks_over_resamples(monkeypatch):
         np.testing.assert_allclose(ours[key], value, rtol=1e-9, err_msg=key)
 
 
+def test_query_draws_counted_in_blocks_and_kept_give_the_same_bits(monkeypatch):
+    """The counts are drawn and counted a block of resamples at a time and kept for the next call with the same seed,
+    resamples and queries (an audit resamples every measure with one seed): the very counts one draw of all the
+    resamples gives, and the same intervals, bit for bit."""
+    from pairmeasures.io.memo import clear_caches
+
+    values = np.random.default_rng(2).random((3, 40))
+    values[2, :9] = np.nan
+    drawn = np.random.default_rng(5).integers(0, 40, (300, 40))
+    expected = np.stack([np.bincount(row, minlength=40) for row in drawn]).astype(np.float64)
+    clear_caches()
+    fresh = paired_bootstrap(values, baseline=0, resamples=300, seed=5)
+    kept = paired_bootstrap(values, baseline=0, resamples=300, seed=5)
+    monkeypatch.setattr(bootstrap_module, "_BLOCK_DRAWS", 40 * 7)  # 7 resamples a block
+    assert np.array_equal(bootstrap_module._draw_counts(np.random.default_rng(5), 300, 40), expected)
+    clear_caches()
+    blocks = paired_bootstrap(values, baseline=0, resamples=300, seed=5)
+    for key in fresh:
+        assert fresh[key].tobytes() == kept[key].tobytes() == blocks[key].tobytes()
+
+
 def test_deterministic_under_seed():
     values = np.random.default_rng(1).random((4, 50))
     first, again = (paired_bootstrap(values, baseline=2, resamples=500, seed=11) for _ in range(2))

@@ -565,3 +565,34 @@ def test_the_leaderboard_compares_systems_that_measured_different_queries_on_the
     assert table["rKL@10 n"].to_dict() == {"a": 2, "b": 2}
     assert table["rKL@10 ↓ on 1 common query"].to_dict() == pytest.approx({"a": 0.3, "b": 0.5})
     assert not [c for c in table.columns if c.startswith("Duo@10") and "common" in c]
+
+
+def test_systems_sharing_a_prefix_run_its_steps_once():
+    """run_steps: bm25>>dense>>mmr(0.5) after bm25>>dense starts from what bm25>>dense's steps gave (one retrieval,
+    one dense re-ranking for both), with the same result as running every step; a step that changes its input in
+    place changes its own copy only."""
+    import pandas as pd
+
+    from pairmeasures.audit.runs import run_steps
+    from pairmeasures.pipelines.specs import System
+
+    calls: list = []
+
+    class Step:
+        def __init__(self, name):
+            self.name = name
+
+        def transform(self, frame):
+            calls.append(self.name)
+            frame["trail"] = frame["trail"] + self.name  # in place, on purpose
+            return frame
+
+    topics = pd.DataFrame({"qid": ["1"], "trail": [""]})
+    short, long = System.parse("bm25>>dense"), System.parse("bm25>>dense>>mmr(0.5)")
+    ranked: dict = {}
+    first = run_steps(short, [Step("b"), Step("d")], topics.copy(), ranked)
+    second = run_steps(long, [Step("b"), Step("d"), Step("m")], topics.copy(), ranked)
+    alone = run_steps(long, [Step("b"), Step("d"), Step("m")], topics.copy())
+    assert calls == ["b", "d", "m", "b", "d", "m"]
+    assert list(first["trail"]) == ["bd"] and list(second["trail"]) == list(alone["trail"]) == ["bdm"]
+    assert list(ranked[short.prefix(2)]["trail"]) == ["bd"]

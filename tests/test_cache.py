@@ -30,6 +30,22 @@ def test_round_trip_is_exact_float32_without_pickle(tmp_path):
     assert (cache.hits, cache.misses) == (3, 4)
 
 
+def test_vectors_read_once_are_read_from_memory_until_the_file_is_cleared(tmp_path):
+    """A vector read and found whole is kept by the object (the same documents are looked up by every system of an
+    audit): asked again, it comes from memory, not from the file; clearing the cache forgets it."""
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    key = text_key("doc")
+    cache.put("m", [(key, np.arange(4, dtype=np.float32))])
+    first = cache.get("m", [key, key])[key]
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:  # the file changes behind the object's back
+        db.execute("DELETE FROM entries")
+    assert cache.get("m", [key])[key] is first and not first.flags.writeable
+    assert cache.get("other model", [key]) == {} and (cache.hits, cache.misses) == (2, 1)
+    cache.put("m", [(key, np.arange(4, dtype=np.float32))])
+    cache.clear()
+    assert cache.get("m", [key]) == {}
+
+
 def test_keys_are_exact_texts():
     assert text_key("Text") != text_key("text") != text_key("text ")
     assert text_key("\u00e9") != text_key("e\u0301")  # composed and decomposed é: different texts, no normalisation
@@ -91,12 +107,14 @@ def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path):
 def test_two_keys_of_one_entry_id_never_read_each_others_vector(tmp_path):
     """An entry's id is 8 bytes of its key: a key that shares them with a stored one is a miss (its checksum, over
     the whole key, differs), recomputed and stored in its place, never the other text's vector."""
-    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    path = tmp_path / "c.sqlite"
     first, second = b"same8byt" + b"1" * 24, b"same8byt" + b"2" * 24
-    cache.put("m", [(first, np.ones(3, np.float32))])
-    assert cache.get("m", [second]) == {} and cache.get("m", [first])[first].tolist() == [1, 1, 1]
-    cache.put("m", [(second, np.zeros(3, np.float32))])
-    assert cache.get("m", [second])[second].tolist() == [0, 0, 0] and cache.get("m", [first]) == {}
+    EmbeddingCache(path).put("m", [(first, np.ones(3, np.float32))])
+    reader = EmbeddingCache(path)
+    assert reader.get("m", [second]) == {} and reader.get("m", [first])[first].tolist() == [1, 1, 1]
+    EmbeddingCache(path).put("m", [(second, np.zeros(3, np.float32))])
+    again = EmbeddingCache(path)  # (reader keeps the first vector it read, which is still that text's)
+    assert again.get("m", [second])[second].tolist() == [0, 0, 0] and again.get("m", [first]) == {}
 
 
 def test_many_vectors_in_blocks_read_back_exactly_in_any_order(tmp_path):

@@ -185,6 +185,25 @@ def test_tradeoff_curve_is_seeded_and_pairs_the_resamples(curve_inputs):
     assert not np.allclose(other["bias_low"], mine["bias_low"])
 
 
+def test_the_top_ranked_rows_give_the_audit_the_same_curve():
+    """The audit hands the trade-off each query's first max(k, depth the measures read) rows by rank only
+    (audit.tradeoff.top_ranked): DuoGreedy and TopKMMR reorder the top k and keep the rest below, so the curve is
+    the very same, bit for bit, from a shuffled run of 20 rows a query cut to 10."""
+    from pairmeasures.audit.tradeoff import top_ranked
+
+    base = result_frame(40, 20, 7, dim=8).sample(frac=1, random_state=0)
+    qrels = judgements(base, 8)
+    methods = {"DuoGreedy": lambda Lambda: pm.DuoGreedy(Lambda=Lambda, k=10),
+               "MMR": lambda Lambda: pm.TopKMMR(Lambda=Lambda, k=10)}
+    cut = top_ranked(base, 10)
+    assert len(cut) == 400 and (cut["rank"] < 10).all() and list(cut.index) == [i for i in base.index if i in cut.index]
+    assert top_ranked(base, None) is base and top_ranked(base, 20) is base
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole, part = (tradeoff_curve(run, qrels, methods, lambdas=(0, 0.5, 1), resamples=200) for run in (base, cut))
+    pd.testing.assert_frame_equal(whole, part, check_exact=True)
+
+
 def test_tradeoff_curve_checks_its_arguments(curve_inputs):
     base, qrels, methods, _ = curve_inputs
     with pytest.raises(ValueError, match="lambdas"):

@@ -58,3 +58,21 @@ def test_a_missing_protected_group_in_the_top_k_still_fails_at_that_cutoff():
     with pytest.raises(ValueError, match="no document has group 'pro'"):
         ir_measures.calc_aggregate([pm.rND(protected="pro") @ 3, pm.rND(protected="pro") @ 10], qrels, run)
     ir_measures.calc_aggregate([pm.rND(protected="pro") @ 10], qrels, run)  # at 10 the group is there
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_families_at_every_cutoff_equal_each_alone_bit_for_bit(seed):
+    """Duo, EXP, ARP and NDKL at cut-offs 1..12 together (Duo's lists of one width in one pass, the group labels
+    coded once and numbered again for each cut-off) give each measure's very own values, also where labels
+    written 1, 1.0 and '1' are one group."""
+    run, qrels = run_and_qrels(seed)
+    rng = np.random.default_rng(seed)
+    run["group"] = pd.Series(rng.choice(np.array([1, 1.0, "1", "con", "x"], dtype=object), len(run)), dtype=object)
+    measures = [ir_measures.parse_measure(f"{family}@{k}") for family in ("Duo", "EXP", "ARP", "NDKL")
+                for k in range(1, 13)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pm.DegenerateQueryWarning)
+        together = {(str(m.measure), m.query_id): m.value for m in ir_measures.iter_calc(measures, qrels, run)}
+        for measure in measures:
+            for m in ir_measures.iter_calc([measure], qrels, run):
+                assert np.float64(together[(str(m.measure), m.query_id)]).tobytes() == np.float64(m.value).tobytes()

@@ -1,37 +1,29 @@
-"""The audit's fixed costs (issue 25, part 5), checked by what runs rather than by timing: statsmodels' ``gc.collect()``
-calls walk no frozen heap; the per-query SVDs run with BLAS limited to one thread; run annotation gives what a
-row-by-row lookup gives."""
+"""The audit's fixed costs (issues 25 and 34), checked by what runs rather than by timing: the paired tests import
+neither scipy.stats nor statsmodels; the per-query SVDs run with BLAS limited to one thread; run annotation gives what
+a row-by-row lookup gives."""
 
 from __future__ import annotations
 
-import gc
+import subprocess
+import sys
 
-import numpy as np
-import pandas as pd
 import pytest
 
-from pairmeasures.analysis import paired_tests
 from pairmeasures.compute.blas import one_blas_thread
 
 
-def test_every_gc_collect_of_the_correction_runs_on_a_frozen_heap(monkeypatch):
-    """statsmodels' multipletests calls gc.collect() on every Holm correction: each call must find the heap alive
-    before it frozen (so a collection walks only what the correction made), and the heap is unfrozen afterwards."""
-    alive = [[i] for i in range(200_000)]  # an audit-sized heap of small objects
-    seen = []
-    collect = gc.collect
-
-    def observed(*args, **kwargs):
-        seen.append(gc.get_freeze_count())
-        return collect(*args, **kwargs)
-
-    monkeypatch.setattr(gc, "collect", observed)
-    rng = np.random.default_rng(0)
-    per_query = pd.DataFrame([(s, f"q{q}", m, float(rng.normal())) for s in ("base", "a", "b") for q in range(20)
-                              for m in ("x", "y")], columns=["system", "qid", "measure", "value"])
-    paired_tests(per_query, "base", "holm")
-    assert seen and min(seen) >= len(alive)
-    assert gc.get_freeze_count() == 0
+def test_paired_tests_import_neither_scipy_stats_nor_statsmodels():
+    """The audit's paired t-tests and Holm correction come without scipy.stats and statsmodels (about a second of
+    imports for a few p-values; statsmodels' Holm also ran gc.collect() on the whole heap): only scipy.special."""
+    code = ("import sys, numpy as np, pandas as pd\n"
+            "from pairmeasures.analysis import paired_tests\n"
+            "rng = np.random.default_rng(0)\n"
+            "frame = pd.DataFrame([(s, f'q{q}', 'm', float(rng.normal())) for s in ('base', 'a', 'b') for q in range(20)],"
+            " columns=['system', 'qid', 'measure', 'value'])\n"
+            "assert len(paired_tests(frame, 'base', 'holm')) == 2\n"
+            "print(sorted(m for m in ('scipy.stats', 'statsmodels', 'scipy.special') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["['scipy.special']"]
 
 
 def test_one_blas_thread_limits_blas_inside_the_block_only():
@@ -46,3 +38,14 @@ def test_one_blas_thread_limits_blas_inside_the_block_only():
         with one_blas_thread():
             assert set(blas_threads()) == {1}
     assert blas_threads() == before
+
+
+def test_batch_collection_collects_the_young_generation_less_often_inside_the_block_only():
+    import gc
+
+    from pairmeasures.apps.collection import YOUNG, batch_collection
+
+    before = gc.get_threshold()
+    with batch_collection():
+        inside = gc.get_threshold()
+    assert inside == (max(before[0], YOUNG), *before[1:]) and gc.get_threshold() == before

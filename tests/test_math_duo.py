@@ -206,3 +206,44 @@ def test_duo_is_invariant_to_the_scale_of_the_scores(values, step, c):
     if 1e-100 <= c <= 1e100:  # raw sums in the scores' units: c^2 times the unscaled ones
         assert scaled.raw[0] == pytest.approx(c * c * plain.raw[0], rel=1e-9)
         assert scaled.max_raw[0] == pytest.approx(c * c * plain.max_raw[0], rel=1e-9)
+
+
+def test_known_bounds_give_the_same_numbers_bit_for_bit():
+    """Bounds read from a KnownBounds table (lists seen before: the same top k reordered, another cut-off, another
+    run) are the very bounds the programmes compute, also where the table forgets everything at its limit."""
+    from pairmeasures.math.duo import KnownBounds
+
+    rng = np.random.default_rng(0)
+    for limit in (64_000_000, 20_000):
+        table = KnownBounds(limit_bytes=limit)
+        for trial in range(40):
+            lengths = rng.integers(0, 30, 60)
+            offsets = np.concatenate([[0], np.cumsum(lengths)])
+            scores = rng.choice([-1.0, 0.0, 0.5, 1.0], size=offsets[-1]) if trial % 2 else rng.normal(size=offsets[-1])
+            for _ in range(2):  # the second pass reads what the first kept (unless the limit cleared it)
+                for step in (1, 2):
+                    plain, known = duo_lists(scores, offsets, step), duo_lists(scores, offsets, step, known=table)
+                    for field in ("duo", "raw", "raw_signed", "min_raw", "max_raw", "sign", "degenerate"):
+                        assert getattr(plain, field).tobytes() == getattr(known, field).tobytes()
+        assert len(table) > 0
+
+
+def test_duo_batches_give_each_batch_what_duo_lists_gives_bit_for_bit():
+    """A family at every cut-off in one call: the lists of one padded width taken together across the batches (and
+    a pass split at its cell limit) change no bit of any list's result."""
+    from pairmeasures.math import duo_batches
+
+    rng = np.random.default_rng(1)
+    lengths = rng.integers(0, 60, 300)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    for scores in (rng.normal(size=offsets[-1]), rng.normal(size=(offsets[-1], 2))):
+        positions = np.arange(offsets[-1]) - np.repeat(offsets[:-1], lengths)
+        batches = []
+        for k in range(1, 51):
+            keep = positions < k
+            batches.append((scores[keep], np.concatenate([[0], np.cumsum(np.minimum(lengths, k))])))
+        for step in (1, 2):
+            for got, (part, part_offsets) in zip(duo_batches(batches, step), batches):
+                alone = duo_lists(part, part_offsets, step)
+                for field in ("duo", "raw", "raw_signed", "min_raw", "max_raw", "sign", "degenerate"):
+                    assert getattr(got, field).tobytes() == getattr(alone, field).tobytes()

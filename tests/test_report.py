@@ -265,8 +265,9 @@ def test_save_png_needs_an_existing_folder_and_keeps_the_old_file_on_failure(tmp
     path = tmp_path / "x.png"
     path.write_bytes(b"old")
 
-    class Broken:
-        def savefig(self, *args, **kwargs):
+    class Broken:  # drawing it fails half-way
+        @property
+        def canvas(self):
             raise RuntimeError("interrupted")
 
     with pytest.raises(RuntimeError, match="interrupted"):

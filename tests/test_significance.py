@@ -81,6 +81,35 @@ def test_p_values_and_rejections_equal_pt_experiment(seed, correction):
     assert tests["p_value"].between(0, 1).all()
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_t_test_and_corrections_equal_scipy_and_statsmodels_bit_for_bit(seed):
+    """The t-test and the Holm and Bonferroni corrections are computed without scipy.stats and statsmodels: the very
+    numbers those give, on differences of every kind (none, constant, tied, 0/1 values, two queries)."""
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+
+    from pairmeasures.analysis.significance import ttest_rel_p
+
+    rng = np.random.default_rng(seed)
+    for trial in range(300):
+        n = int(rng.choice([2, 3, 7, 40, 907]))
+        a, b = rng.normal(size=n), rng.normal(size=n)
+        b = [b, a.copy(), a - 0.25, np.round(b, 1), rng.integers(0, 2, n).astype(float)][trial % 5]
+        a = rng.integers(0, 2, n).astype(float) if trial % 5 == 4 else a
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # scipy's warnings on constant differences
+            expected = stats.ttest_rel(a, b).pvalue
+        assert np.float64(ttest_rel_p(a, b)).tobytes() == np.float64(expected).tobytes()
+    for correction in ("holm", "bonferroni", "Holm", "fdr_bh"):
+        values = rng.normal(size=(5, 30)) * rng.uniform(0.01, 1, (5, 1)) + rng.uniform(0, 0.6, (5, 1))
+        frame = pd.DataFrame([(f"s{s}", f"q{q}", "m", values[s, q]) for s in range(5) for q in range(30)],
+                             columns=["system", "qid", "measure", "value"])
+        tests = paired_tests(frame, "s0", correction)
+        reject, corrected = multipletests(tests["p_value"].to_numpy(), alpha=0.05, method=correction)[:2]
+        assert tests["p_corrected"].to_numpy().tobytes() == corrected.tobytes()
+        assert list(tests["reject"]) == list(reject)
+
+
 def test_bad_input_names_what_to_fix():
     frame = pd.DataFrame({"system": ["a", "b"], "qid": ["1", "1"], "measure": ["m", "m"], "value": [1.0, 2.0]})
     with pytest.raises(ValueError, match="baseline 'c' is not a system"):

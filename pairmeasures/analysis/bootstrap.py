@@ -14,16 +14,24 @@ for a system is dropped for that system. Intervals are percentile intervals of t
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from ..io.memo import Memo
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: Bytes the index, counts and float counts of one chunk of resamples may take together.
 _CHUNK_BYTES = 200_000_000
+#: Query draws counted at once (the index and its counts: 2 x 8 MB).
+_BLOCK_DRAWS = 1_000_000
+#: Counts of one (seed, resamples, queries) up to this size are kept for the next call with the same three.
+_KEPT_BYTES = 128_000_000
+#: The counts last drawn (:func:`_chunks_of_counts`).
+_DRAWS = Memo("bootstrap draws")
 #: Below this share of usable resamples, a system's interval is flagged.
 _USABLE = 0.95
 
@@ -58,24 +66,53 @@ def _centred(values: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def _draw_counts(rng, size: int, queries: int) -> np.ndarray:
     """How often each of ``size`` resamples drew each query (float, shape (size, queries)): ``queries`` draws
-    with replacement per resample, in one ``rng.integers(0, queries, (size, queries))`` call."""
-    drawn = rng.integers(0, queries, (size, queries))
-    drawn += (np.arange(size) * queries)[:, None]
-    return np.bincount(drawn.ravel(), minlength=size * queries).reshape(size, queries).astype(np.float64)
+    with replacement per resample, as one ``rng.integers(0, queries, (size, queries))`` call draws them (drawn and
+    counted a block of resamples at a time: the generator gives the same numbers in blocks)."""
+    counts = np.empty((size, queries))
+    block = max(1, _BLOCK_DRAWS // queries)
+    for start in range(0, size, block):
+        rows = min(block, size - start)
+        drawn = rng.integers(0, queries, (rows, queries))
+        drawn += (np.arange(rows) * queries)[:, None]
+        counts[start:start + rows] = np.bincount(drawn.ravel(), minlength=rows * queries).reshape(rows, queries)
+    return counts
 
 
-def _resampled_means(weighted: np.ndarray, mask: np.ndarray, resamples: int, rng) -> np.ndarray:
+def _chunks_of_counts(seed, resamples: int, queries: int) -> Iterator[np.ndarray]:
+    """The counts of ``resamples`` resamples of ``queries`` queries drawn by ``np.random.default_rng(seed)``, in
+    chunks of at most :data:`_CHUNK_BYTES`. They depend on the three alone, and an audit resamples every measure with
+    one seed: counts of up to :data:`_KEPT_BYTES` are kept (read-only) for the next call with the same three."""
+    step = max(1, _CHUNK_BYTES // (24 * queries))
+    sizes = [min(step, resamples - start) for start in range(0, resamples, step)]
+
+    def draw() -> list:
+        rng = np.random.default_rng(seed)
+        chunks = [_draw_counts(rng, size, queries) for size in sizes]
+        for chunk in chunks:
+            chunk.flags.writeable = False
+        return chunks
+
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and 8 * resamples * queries <= _KEPT_BYTES:
+        yield from _DRAWS.get("counts", (int(seed), int(resamples), int(queries), tuple(sizes)), draw)
+        return
+    rng = np.random.default_rng(seed)
+    for size in sizes:
+        yield _draw_counts(rng, size, queries)
+
+
+def _resampled_means(weighted: np.ndarray, mask: np.ndarray, resamples: int, seed) -> np.ndarray:
     """Resampled means, shape (resamples, rows), NaN where a resample drew no measured query of a row."""
     queries = weighted.shape[1]
     stacked = np.concatenate([weighted, mask.astype(np.float64)]).T  # (queries, 2 * rows)
     rows = weighted.shape[0]
     out = np.empty((resamples, rows))
-    step = max(1, _CHUNK_BYTES // (24 * queries))
-    for start in range(0, resamples, step):
-        size = min(step, resamples - start)
-        sums = _draw_counts(rng, size, queries) @ stacked
+    start = 0
+    for counts in _chunks_of_counts(seed, resamples, queries):
+        size = counts.shape[0]
+        sums = counts @ stacked
         with np.errstate(invalid="ignore", divide="ignore"):
             out[start:start + size] = np.where(sums[:, rows:] > 0, sums[:, :rows] / sums[:, rows:], np.nan)
+        start += size
     return out
 
 
@@ -124,7 +161,7 @@ def paired_bootstrap(values: np.ndarray, *, baseline: int | None = None, resampl
         difference, diff_centre = _centred(np.where(both, array - array[baseline], np.nan), both)
         rows.append(difference)
         masks.append(both)
-    resampled = _resampled_means(np.concatenate(rows), np.concatenate(masks), resamples, np.random.default_rng(seed))
+    resampled = _resampled_means(np.concatenate(rows), np.concatenate(masks), resamples, seed)
     systems = array.shape[0]
     with np.errstate(invalid="ignore", divide="ignore"):
         result = {"mean": np.where(n > 0, centre + weighted.sum(axis=1) / n, np.nan)}
@@ -247,14 +284,11 @@ def paired_ratio_bootstrap(numerators, denominators, *, baseline: int | None = N
     if not (np.isfinite(values).all() and np.isfinite(sizes).all() and (sizes > 0).all()):
         raise ValueError("numerators must be finite and denominators finite and positive")
     _check(values, baseline, resamples, confidence)
-    queries = values.shape[1]
-    rng = np.random.default_rng(seed)
     ratios = np.empty((resamples, values.shape[0]))
-    step = max(1, _CHUNK_BYTES // (24 * queries))
-    for start in range(0, resamples, step):
-        size = min(step, resamples - start)
-        counts = _draw_counts(rng, size, queries)
-        ratios[start:start + size] = (counts @ values.T) / (counts @ sizes)[:, None]
+    start = 0
+    for counts in _chunks_of_counts(seed, resamples, values.shape[1]):
+        ratios[start:start + counts.shape[0]] = (counts @ values.T) / (counts @ sizes)[:, None]
+        start += counts.shape[0]
     alpha = (1 - confidence) / 2
     result = {"mean": values.sum(axis=1) / sizes.sum()}
     result["low"], result["high"] = np.quantile(ratios, [alpha, 1 - alpha], axis=0)

@@ -391,9 +391,19 @@ def _place_labels(figure: Figure, axes: Axes, labels: Sequence[tuple]) -> None:
 
 def png_bytes(figure: Figure) -> bytes:
     """``figure`` as a PNG (DPI dots per inch) with no software or time stamp in the file; the figure's contents are
-    released."""
+    released. The figure is laid out and drawn in one pass on its Agg canvas and the pixels written as ``savefig``
+    writes them (``matplotlib.image.imsave``, the same bytes): ``savefig`` would lay a constrained figure out in a
+    drawing pass of its own first."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.image import imsave
+
+    canvas = figure.canvas if isinstance(figure.canvas, FigureCanvasAgg) else FigureCanvasAgg(figure)
+    if figure.dpi != DPI:
+        figure.set_dpi(DPI)
+    canvas.draw()
     image = io.BytesIO()
-    figure.savefig(image, format="png", dpi=DPI, metadata={"Software": None})
+    no_stamp: dict = {"Software": None}  # imsave leaves out a key given as None, as savefig's metadata does
+    imsave(image, canvas.buffer_rgba(), format="png", origin="upper", dpi=DPI, metadata=no_stamp)
     figure.clear()
     return image.getvalue()
 

@@ -59,7 +59,7 @@ def cutoff_curves(runs: Mapping[str, "pd.DataFrame"], qrels: "pd.DataFrame", fam
             warnings.simplefilter("ignore", MissingSideInfoWarning)
             try:
                 frame = top_rows(ir_frame(run, f"run of system {system!r}"), depth)
-                values = [values for _, _, values in evaluator.values(frame)]
+                values = [values for _, _, values in evaluator.values(frame, warn=False)]
             except ValueError as error:  # the provider's message names the measure and the column to add
                 raise ValueError(f"system {system!r}: {error}") from None
         n = np.array([np.count_nonzero(~np.isnan(v)) for v in values])
@@ -113,6 +113,7 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
     relevance_evaluator = ir_measures.evaluator([relevance_measure], ir_qrels)
     bias_evaluator = ir_measures.evaluator([bias_measure], ir_qrels)
     rows, relevance_values, bias_values = [], [], []
+    position = {query: row for row, query in enumerate(query_ids)}
     todo = [(method, Lambda) for method in methods for Lambda in lambdas]
     for method, Lambda in progress_bar(todo, desc="trade-off curve", unit="run"):
         reranker = methods[method](Lambda)
@@ -125,11 +126,8 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
             warnings.simplefilter("ignore", MissingSideInfoWarning)
             frame = ir_frame(reranked, f"{method}({Lambda})'s output")
             run = scores_by_query(frame) if not isinstance(relevance_measure, PairMeasure) else frame
-            per_query = pd.DataFrame([*relevance_evaluator.iter_calc(run), *bias_evaluator.iter_calc(frame)])
-        per_query["measure"] = per_query["measure"].map(str)
-        table = per_query.pivot(index="query_id", columns="measure", values="value").reindex(query_ids)
-        relevance_values.append(table[str(relevance_measure)].to_numpy(dtype=np.float64))
-        bias_values.append(table[str(bias_measure)].to_numpy(dtype=np.float64))
+            relevance_values.append(_by_query(relevance_evaluator.iter_calc(run), position))
+            bias_values.append(_by_query(bias_evaluator.iter_calc(frame), position))
         rows.append((method, Lambda))
     names = [f"{method}(Lambda={Lambda:g})" for method, Lambda in rows]
     relevance_ci = paired_bootstrap(np.array(relevance_values), resamples=resamples, seed=seed, names=names)
@@ -140,6 +138,17 @@ def tradeoff_curve(base_run: "pd.DataFrame", qrels: "pd.DataFrame",
         "relevance_low": relevance_ci["low"], "relevance_high": relevance_ci["high"],
         "bias_low": bias_ci["low"], "bias_high": bias_ci["high"], "n": bias_ci["n"],
     })
+
+
+def _by_query(metrics, position: dict) -> np.ndarray:
+    """The values of one measure's ir_measures metrics by query, in the order of ``position`` (query id -> row); NaN for
+    a query without one (left out), a metric of a query not there dropped."""
+    values = np.full(len(position), np.nan)
+    for metric in metrics:
+        row = position.get(metric.query_id)
+        if row is not None:
+            values[row] = metric.value
+    return values
 
 
 def equal_cost(curve: "pd.DataFrame", method_a: str, method_b: str, relevance_drop: float) -> "pd.DataFrame":

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..io.frames import ir_frame
 from .plan import label
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..measures.provider import PairEvaluator
 
 __all__ = ["per_query", "ties_in_top", "significance", "statistics", "breakdown_cells", "leaderboard_table", "common_column",
            "delta_a_prf", "cutoff_curves", "DELTA_A_PRF", "DELTA_A_PRF_INTERVAL"]
@@ -45,11 +47,13 @@ def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFram
     cut = [m for m, d in zip(measures.values(), depths) if d is not None]
     whole = [m for m, d in zip(measures.values(), depths) if d is None]
     rows = []
+    measuring = [(_measuring(qrels, cut), True), (_measuring(qrels, whole), False)]  # made once, for every run
     for system, run in runs.items():
         frame = ir_frame(run, f"run of system {system!r}")  # as it is when the audit turned it into one already
         _check_ranked_once(system, frame)
-        for part, chosen in ((top_rows(frame, depth), cut), (frame, whole)):
-            rows += [(system, query, names[measure], value) for measure, query, value in _values(part, qrels, chosen)]
+        for values, top in measuring:
+            rows += [(system, query, names[measure], value)
+                     for measure, query, value in values(top_rows(frame, depth) if top else frame)]
     table = pd.DataFrame(rows, columns=["system", "qid", "measure", "value"])
     order = {m: i for i, m in enumerate(measures)}
     return table.sort_values(["system", "measure", "qid"], key=lambda c: c.map(order) if c.name == "measure" else
@@ -60,8 +64,15 @@ def per_query(runs: dict, qrels: "pd.DataFrame", measures: dict) -> "pd.DataFram
 def _check_ranked_once(system: str, frame: "pd.DataFrame") -> None:
     """A ValueError naming the system, query and document where its run ranks a document twice for one query (every
     measure then reads the whole run, as a run file is read: :mod:`pairmeasures.io.repeats`)."""
+    import numpy as np
+    import pandas as pd
+
     from ..io.repeats import repeated_pair
 
+    queries, _ = pd.factorize(frame["query_id"])
+    docs, _ = pd.factorize(frame["doc_id"])
+    if np.unique(queries.astype(np.int64) * (int(docs.max(initial=0)) + 1) + docs).size == len(frame):
+        return  # every (query, document) pair once: the rows need not be read one by one
     found = repeated_pair(frame["query_id"].tolist(), frame["doc_id"].tolist())
     if found is not None:
         row = frame.iloc[found[1]]
@@ -71,23 +82,33 @@ def _check_ranked_once(system: str, frame: "pd.DataFrame") -> None:
                          "ranking lists each document once: make the last stage return each document once per query")
 
 
-def _values(frame: "pd.DataFrame", qrels: "pd.DataFrame", measures: list):
-    """``(measure, query, value)`` of ``measures`` on an ir_measures run frame, NaN values (queries left out) left out."""
+def _measuring(qrels: "pd.DataFrame", measures: list):
+    """A function of an ir_measures run frame: the ``(measure, query, value)`` of ``measures`` on it, NaN values (queries
+    left out) left out. The evaluators are made once, for every run: the pairmeasures provider's (its values taken as
+    arrays) and ir_measures' for the others (trec_eval's measures read ``{qid: {docno: score}}``, built from arrays)."""
     import ir_measures
+    import numpy as np
 
     from ..measures import PairMeasure
+    from ..measures.provider import provider
     from .curves import scores_by_query
 
-    if not measures:
-        return
     pair = [m for m in measures if isinstance(m, PairMeasure)]
     other = [m for m in measures if not isinstance(m, PairMeasure)]
-    metrics = ir_measures.iter_calc(pair, qrels, frame) if pair else iter(())
-    if other:  # trec_eval-based measures read {qid: {docno: score}}, built from arrays, not row by row
-        metrics = itertools.chain(ir_measures.iter_calc(other, qrels, scores_by_query(frame)), metrics)
-    for metric in metrics:
-        if not (isinstance(metric.value, float) and math.isnan(metric.value)):
-            yield metric.measure, str(metric.query_id), float(metric.value)
+    pair_evaluator = cast("PairEvaluator", provider.evaluator(pair, qrels)) if pair else None
+    other_evaluator = ir_measures.evaluator(other, qrels) if other else None
+
+    def values(frame: "pd.DataFrame"):
+        if other_evaluator is not None:
+            for metric in other_evaluator.iter_calc(scores_by_query(frame)):
+                if not (isinstance(metric.value, float) and math.isnan(metric.value)):
+                    yield metric.measure, str(metric.query_id), float(metric.value)
+        if pair_evaluator is not None:
+            for measure, query_ids, found in pair_evaluator.values(frame):
+                measured = ~np.isnan(found)
+                yield from zip(itertools.repeat(measure), map(str, query_ids[measured]), found[measured].tolist())
+
+    return values
 
 
 def ties_in_top(runs: dict, k: int) -> dict:

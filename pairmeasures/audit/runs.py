@@ -14,9 +14,9 @@ if TYPE_CHECKING:
 
     from ..analysis.manifest import Manifest
     from ..datasets.profile import PolarityChoice, Profile
-    from ..pipelines.specs import SystemContext
+    from ..pipelines.specs import System, SystemContext
 
-__all__ = ["RUNS_FORMAT", "annotate", "run_systems", "cache_folder", "say_unranked_queries", "polarity_depth",
+__all__ = ["RUNS_FORMAT", "annotate", "run_systems", "run_steps", "cache_folder", "say_unranked_queries", "polarity_depth",
            "PolarityDepth"]
 
 #: Version of the cached run files; a change makes earlier ones unused.
@@ -152,7 +152,8 @@ def run_systems(systems: dict, profile: "Profile", context: "SystemContext", pol
             if found:
                 cached[name] = run
     # every system is built (so checked) before any runs; a warm audit whose runs are all cached builds none
-    pipelines = {} if len(cached) == len(systems) else {name: system.build(context) for name, system in systems.items()}
+    pipelines = {} if len(cached) == len(systems) else {name: system.steps(context) for name, system in systems.items()}
+    ranked: dict = {}  # what the steps of each prefix gave (bm25 for every bm25>>..., bm25>>dense for its re-rankers)
     runs = {}
     for name in progress_bar(list(systems), desc="systems", unit="system", leave=False):
         key, path = keys[name], paths[name]
@@ -161,7 +162,7 @@ def run_systems(systems: dict, profile: "Profile", context: "SystemContext", pol
             manifest.cached(name, True, key or "")
             continue
         with manifest.step(f"run {name}"):
-            run = pipelines[name].transform(topics)
+            run = run_steps(systems[name], pipelines[name], topics, ranked if keys[name] is not None else None)
             # only the ranking is kept: the side columns are the audit's, the same for every system (annotate)
             keep = [c for c in ("qid", "docno", "score", "rank") if c in run.columns]
             run = annotate(run[keep], profile, scorer, system=name)
@@ -185,6 +186,24 @@ def run_systems(systems: dict, profile: "Profile", context: "SystemContext", pol
     return runs, keys
 
 
+def run_steps(system: "System", steps: list, topics: "pd.DataFrame", ranked: Optional[dict] = None) -> "pd.DataFrame":
+    """``system``'s run: its :meth:`~pairmeasures.pipelines.specs.System.steps` in turn on ``topics``. ``ranked``
+    (prefix -> frame, for systems whose runs are reproducible: their cache key is known) holds what the steps of
+    every prefix run so far gave; the longest prefix found there is not run again (the audit's ``bm25>>dense``,
+    ``bm25>>dense>>duogreedy(0.5)`` and ``bm25>>dense>>mmr(0.5)`` retrieve with bm25 once and re-rank with dense
+    once), and what this system's steps give is added."""
+    start, frame = 0, topics
+    if ranked is not None:  # (frames kept and handed on as copies: a stage that changes its input in place changes
+        # its copy only, pandas copying on write)
+        start = next((done for done in range(len(steps), 0, -1) if system.prefix(done) in ranked), 0)
+        frame = ranked[system.prefix(start)].copy(deep=False) if start else topics
+    for done in range(start + 1, len(steps) + 1):
+        frame = steps[done - 1].transform(frame)
+        if ranked is not None:
+            ranked[system.prefix(done)] = frame.copy(deep=False)
+    return frame
+
+
 def say_unranked_queries(runs: dict, profile: "Profile") -> None:
     """An :class:`~pairmeasures.sideinfo.InputWarning` per system (``runs``: name -> run) without results for some
     audited queries, with the count: they count as empty rankings, which a relevance measure scores 0 and a bias
@@ -193,7 +212,7 @@ def say_unranked_queries(runs: dict, profile: "Profile") -> None:
     from ..sideinfo import InputWarning
 
     for name, run in runs.items():
-        lacking = set(profile.queries) - set(run["qid"])
+        lacking = set(profile.queries) - set(run["qid"].unique())  # the distinct ids, not every row of the run
         if lacking:
             warnings.warn(f"system {name!r} has no results for {len(lacking)} of the {len(profile.queries)} queries "
                           f"audited (e.g. {examples(lacking)}); they count as empty rankings: 0 for relevance measures, "

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ..pipelines.specs import SystemContext
     from .result import Tradeoff
 
-__all__ = ["EQUAL_COST_DROPS", "tradeoff", "hidden_bases"]
+__all__ = ["EQUAL_COST_DROPS", "tradeoff", "hidden_bases", "top_ranked"]
 
 #: Relevance drops at which the trade-off compares the two methods' bias (:func:`~pairmeasures.audit.curves.equal_cost`).
 EQUAL_COST_DROPS = (0.01, 0.02, 0.05)
@@ -37,7 +37,7 @@ def tradeoff(bases: dict, base_names: dict, runs: dict, run_keys: dict, qrels: "
 
     from ..compute.embed import Embedder
     from ..io.memo import value_key
-    from .curves import equal_cost, tradeoff_curve
+    from .curves import equal_cost, reads_depth, tradeoff_curve
     from .result import Tradeoff, TradeoffBase
 
     encoder_key = Embedder(context.model).key
@@ -55,8 +55,10 @@ def tradeoff(bases: dict, base_names: dict, runs: dict, run_keys: dict, qrels: "
             encoder = context.bi_encoder().doc_encoder()
             methods = {"DuoGreedy": lambda value: DuoGreedy(value, k, mode=mode),
                        "MMR": lambda value: TopKMMR(value, k, encoder=encoder)}
-            return tradeoff_curve(base_run, qrels, methods, lambdas, relevance=relevance, bias=bias, seed=seed,
-                                  resamples=resamples)
+            depths = [reads_depth(relevance), reads_depth(bias)]
+            depth = None if None in depths else max(k, *depths)
+            return tradeoff_curve(top_ranked(base_run, depth), qrels, methods, lambdas, relevance=relevance,
+                                  bias=bias, seed=seed, resamples=resamples)
 
         curve = memo(f"trade-off {name}", [run_keys[base_names[name]], qrels_key, str(relevance), str(bias), lambdas, k,
                                            mode, encoder_key, seed, resamples], compute)
@@ -68,3 +70,20 @@ def tradeoff(bases: dict, base_names: dict, runs: dict, run_keys: dict, qrels: "
                     equal_cost=cost[["system", "relevance_drop", "method", "Lambda", "relevance", "bias"]],
                     relevance=str(relevance), bias=bias_name, lambdas=tuple(lambdas),
                     bases=tuple(TradeoffBase(name, base.spec, base_names[name]) for name, (base, _) in bases.items()))
+
+
+def top_ranked(run: "pd.DataFrame", depth) -> "pd.DataFrame":
+    """The rows of a PyTerrier run among each query's first ``depth`` by ``rank`` (in the order both re-rankers sort
+    by: query, then rank, stable), in the run's order; the run itself for ``depth`` None, without a ``qid`` or
+    ``rank`` column, or when nothing is cut. DuoGreedy and TopKMMR reorder each query's first k and keep the rest
+    below in order, so with ``depth`` at least k and at least as deep as the measures read, the curve is the same
+    from these rows: the rows below are never read (at 100 results and k = 10, nine tenths of each re-ranking)."""
+    import numpy as np
+
+    if depth is None or not {"qid", "rank"} <= set(run.columns) or len(run) <= depth:
+        return run
+    ordered = run.assign(_row=np.arange(len(run))).sort_values(["qid", "rank"], kind="stable")
+    rows = ordered["_row"].to_numpy()[ordered.groupby("qid", sort=False).cumcount().to_numpy() < depth]
+    keep = np.zeros(len(run), dtype=bool)
+    keep[rows] = True
+    return run if keep.all() else run[keep]

@@ -45,6 +45,8 @@ __all__ = ["EmbeddingCache", "EmbeddingCacheError", "CacheStats", "default_cache
 
 _BATCH = 500  # keys per SELECT where SQLite's limit on bound variables is unknown (Python < 3.11; 999 in old SQLite)
 _MAX_BATCH = 8000  # keys per SELECT at most: larger batches read no faster
+#: Bytes of vectors an :class:`EmbeddingCache` keeps in memory once read (about 80,000 vectors of 384 floats).
+READ_LIMIT = 128 * 2**20
 
 
 def _model_mix(model: str) -> tuple:
@@ -108,6 +110,11 @@ class EmbeddingCache:
         self._connection: Optional[sqlite3.Connection] = None
         self._opened = False
         self._lock = threading.RLock()
+        #: Vectors read from the file and found whole (model -> key -> vector): a text asked for again (the documents
+        #: every system re-ranks) is not read again; forgotten at READ_LIMIT bytes, and when the file is cleared or
+        #: closed (a file opened again may be another one).
+        self._read: dict[str, dict[bytes, np.ndarray]] = {}
+        self._read_bytes = 0
 
     @property
     def read_only(self) -> bool:
@@ -125,6 +132,7 @@ class EmbeddingCache:
 
     def close(self) -> None:
         with self._lock:
+            self._forget()
             if self._connection is not None:
                 self._connection.close()
             self._connection = None
@@ -157,22 +165,45 @@ class EmbeddingCache:
         return None if row is None else row[0]
 
     def get(self, model: str, keys: Sequence[bytes]) -> dict:
-        """Vectors found for ``keys`` (a dict key -> float32 vector); missing and corrupt ones are absent."""
+        """Vectors found for ``keys`` (a dict key -> float32 vector, read-only); missing and corrupt ones are absent."""
         found: dict = {}
-        unique = list(dict.fromkeys(keys))
+        distinct = list(dict.fromkeys(keys))
         with self._lock:
-            connection = self._connect()
+            kept = self._read.get(model, {})
+            unique = []
+            for key in distinct:
+                vector = kept.get(key)
+                if vector is None:
+                    unique.append(key)
+                else:
+                    found[key] = vector
+            connection = self._connect() if unique else None
             getlimit, limit = getattr(connection, "getlimit", None), getattr(sqlite3, "SQLITE_LIMIT_VARIABLE_NUMBER", None)
             batch = min(getlimit(limit) - 1, _MAX_BATCH) if getlimit and limit is not None else _BATCH  # Python 3.11+
+            fresh: dict = {}
             for start in range(0, len(unique), batch):
                 if connection is None:  # a read-only location without a cache file: nothing stored
                     break
-                self._execute(connection, "read", self._read, model, unique[start:start + batch], found)
+                self._execute(connection, "read", self._read_entries, model, unique[start:start + batch], fresh)
+            self._remember(model, fresh)
+            found.update(fresh)
             self.hits += len(found)
-            self.misses += len(unique) - len(found)
+            self.misses += len(distinct) - len(found)
         return found
 
-    def _read(self, connection: sqlite3.Connection, model: str, keys: list, found: dict) -> None:
+    def _remember(self, model: str, fresh: dict) -> None:
+        """Keep the vectors just read (forgetting everything first when they would pass :data:`READ_LIMIT`)."""
+        size = sum(vector.nbytes + 100 for vector in fresh.values())
+        if self._read_bytes + size > READ_LIMIT:
+            self._forget()
+        self._read.setdefault(model, {}).update(fresh)
+        self._read_bytes += size
+
+    def _forget(self) -> None:
+        """Drop the vectors kept in memory (the file was cleared or closed, or the memory is full)."""
+        self._read, self._read_bytes = {}, 0
+
+    def _read_entries(self, connection: sqlite3.Connection, model: str, keys: list, found: dict) -> None:
         """Add the vectors of ``keys`` that are whole to ``found``, in one read transaction (one snapshot of the
         file: every block an entry names is there to read); an entry that fails its checksum counts as corrupt."""
         mix, start_crc = _model_mix(model)
@@ -293,6 +324,7 @@ class EmbeddingCache:
     def clear(self, model: Optional[str] = None) -> int:
         """Delete every entry (or those of the model key ``model``) and shrink the file; returns the number removed."""
         with self._lock:
+            self._forget()
             connection = self._connect()
             if self.read_only or connection is None:
                 raise EmbeddingCacheError(f"embedding cache {str(self.path)!r} is read-only; nothing can be cleared")

@@ -8,7 +8,17 @@ neutral names (``_lists``, ``group_combos``).
 from ._lists import list_index, list_lengths, prefix_sum, segment_sum
 from .awrf import awrf, awrf_lists, distribution_distance, position_weights
 from .axes import Axes, anchored_axis, difference_of_means, fit_axes, project, remove_directions
-from .duo import DEGENERATE_DUO, DuoResult, duo, duo_bounds, duo_depth_weights, duo_lists, duo_raw
+from .duo import (
+    DEGENERATE_DUO,
+    DuoResult,
+    KnownBounds,
+    duo,
+    duo_batches,
+    duo_bounds,
+    duo_depth_weights,
+    duo_lists,
+    duo_raw,
+)
 from .fairr import (
     DEGENERATE_NFAIRR,
     NFaiRRResult,
@@ -90,6 +100,8 @@ __all__ = [
     "duo_bounds",
     "duo_depth_weights",
     "duo_lists",
+    "KnownBounds",
+    "duo_batches",
     "duo_raw",
     "fit_axes",
     "group_fairness_bounds",

@@ -33,12 +33,13 @@ suite, and holds for any non-negative depth weights in those checks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional, Sequence
 
 import numpy as np
 
 from ._lists import check_offsets, chunks_by_length, list_lengths, pad_lists
 
-__all__ = ["DuoResult", "duo", "duo_raw", "duo_bounds", "duo_lists", "duo_depth_weights", "DEGENERATE_DUO", "check_step",
+__all__ = ["DuoResult", "KnownBounds", "exact_bounds", "duo", "duo_raw", "duo_bounds", "duo_lists", "duo_batches", "duo_depth_weights", "DEGENERATE_DUO", "check_step",
            "checked_scores"]
 
 #: DUO of a list whose orderings all score the same (fewer than 3 documents, equal scores, ...),
@@ -108,8 +109,55 @@ def checked_scores(p) -> np.ndarray:
     return scores
 
 
-def _duo_padded(scores: np.ndarray, lengths: np.ndarray, step: int):
-    """Raw, signed raw and exact bounds for lists padded into ``scores`` of shape ``(B, L)``."""
+class KnownBounds:
+    """Exact bounds computed before, by their programmes' whole input: a list's sorted (centred, unit-scaled) scores
+    and the depth step. Lists with the same scores as one seen before (the same top k reordered: re-rankers of one
+    first stage, the points of a trade-off curve, a family at every cut-off) take its bounds instead of running the
+    programmes again: the same numbers, bit for bit (:func:`exact_bounds` reads nothing else). ``duo_lists(...,
+    known=table)`` reads and fills it; it forgets everything when its keys pass ``limit_bytes``."""
+
+    def __init__(self, limit_bytes: int = 64_000_000):
+        self.limit_bytes = limit_bytes
+        self._found: dict = {}
+        self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+    def bounds(self, ordered: np.ndarray, a1: np.ndarray, a2: np.ndarray, weights: np.ndarray, lengths: np.ndarray,
+               step: int) -> tuple:
+        """:func:`exact_bounds` of the lists whose sorted scores are the first ``lengths[i]`` of each row of
+        ``ordered``: those found here read, the others computed (on the rows of ``a1``, ``a2`` and ``weights``
+        only as long as the longest of them) and kept."""
+        keys = [(step, row[:n].tobytes()) for row, n in zip(ordered, lengths.tolist())]
+        min_raw, max_raw = np.zeros(len(keys)), np.zeros(len(keys))
+        missing = []
+        for i, key in enumerate(keys):
+            found = self._found.get(key)
+            if found is None:
+                missing.append(i)
+            else:
+                min_raw[i], max_raw[i] = found
+        if missing:
+            rows = np.array(missing)
+            end = int(lengths[rows].max()) + 1
+            low, high = exact_bounds(a1[rows, :end], a2[rows, :end], weights[rows, :end], lengths[rows])
+            min_raw[rows], max_raw[rows] = low, high
+            self._keep([keys[i] for i in missing], low.tolist(), high.tolist())
+        return min_raw, max_raw
+
+    def _keep(self, keys: list, low: list, high: list) -> None:
+        size = sum(len(key[1]) + 100 for key in keys)
+        if self._bytes + size > self.limit_bytes:
+            self._found.clear()
+            self._bytes = 0
+        self._found.update(zip(keys, zip(low, high)))
+        self._bytes += size
+
+
+def _duo_padded(scores: np.ndarray, lengths: np.ndarray, step: int, known: Optional[KnownBounds]):
+    """Raw, signed raw and exact bounds for lists padded into ``scores`` of shape ``(B, L)`` (the bounds of lists
+    ``known`` holds taken from it, and the others kept there)."""
     batch, width = scores.shape
     weights = duo_depth_weights(width, lengths, step)
     valid = np.arange(width)[None, :] < lengths[:, None]
@@ -139,17 +187,41 @@ def _duo_padded(scores: np.ndarray, lengths: np.ndarray, step: int):
     a1 = np.concatenate([np.zeros((batch, 1)), np.cumsum(ordered, axis=1)], axis=1)
     a2 = np.concatenate([np.zeros((batch, 1)), np.cumsum(ordered * ordered, axis=1)], axis=1)
 
+    if known is None:
+        min_raw, max_raw = exact_bounds(a1, a2, weights, lengths)
+    else:
+        min_raw, max_raw = known.bounds(ordered, a1, a2, weights, lengths, step)
+
+    # An upper bound of raw: every prefix variance is at most (range / 2)^2.
+    value_range = ordered[np.arange(batch), np.maximum(lengths - 1, 0)] - ordered[:, 0] if width else np.zeros(batch)
+    spread_scale = weights.sum(axis=1) * value_range ** 2 / 4
+    return raw, raw_signed, min_raw, max_raw, spread_scale, unit * spread_unit
+
+
+def exact_bounds(a1: np.ndarray, a2: np.ndarray, weights: np.ndarray, lengths: np.ndarray) -> tuple:
+    """``(min_raw, max_raw)``: the exact extremes of the raw sum over all orderings of each list, from the prefix sums
+    ``a1`` (and ``a2``, of squares) of its sorted scores, shape ``(B, L + 1)``, its depth weights (``(B, L + 1)``,
+    :func:`duo_depth_weights`) and its length. Each list's bounds depend on its own ``lengths[i]`` sorted scores
+    and weights only, not on the padding ``L`` nor on the other lists."""
+    batch, width = a1.shape[0], a1.shape[1] - 1
     finishing = {int(size): np.flatnonzero(lengths == size) for size in np.unique(lengths)}
     min_raw = np.zeros(batch)
     max_raw = np.zeros(batch)
+    # Every step below writes into these buffers (the same arithmetic as fresh arrays, without allocating any).
+    flat = [np.empty(batch * (width + 1)) for _ in range(3)]
+    def buffers(columns: int) -> tuple:  # contiguous (batch, columns) views: the steps run as flat loops
+        return tuple(part[:batch * columns].reshape(batch, columns) for part in flat)
+
     # Minimum: chains of growing intervals [i, i + size) of the sorted scores.
     best_low = np.zeros((batch, width))
     for size in range(2, width + 1):
         starts = width - size + 1
-        s1_int = a1[:, size:size + starts] - a1[:, :starts]
-        s2_int = a2[:, size:size + starts] - a2[:, :starts]
-        var = np.maximum(s2_int / size - (s1_int / size) ** 2, 0.0)
-        best_low = np.minimum(best_low[:, :-1], best_low[:, 1:]) + weights[:, size:size + 1] * var
+        s1, s2, spare = buffers(starts)
+        np.subtract(a1[:, size:size + starts], a1[:, :starts], out=s1)
+        np.subtract(a2[:, size:size + starts], a2[:, :starts], out=s2)
+        gain = _weighted_variance(s1, s2, size, weights[:, size:size + 1])
+        np.minimum(best_low[:, :starts], best_low[:, 1:starts + 1], out=spare)
+        np.add(spare, gain, out=best_low[:, :starts])
         if size in finishing:
             min_raw[finishing[size]] = best_low[finishing[size], 0]
 
@@ -163,19 +235,29 @@ def _duo_padded(scores: np.ndarray, lengths: np.ndarray, step: int):
     best_high = np.full((batch, width + 2), -np.inf)
     best_high[:, 1] = 0.0
     for size in range(1, width + 1):
-        s1_set = a1[:, :size + 1] + top1[:, size::-1]
-        s2_set = a2[:, :size + 1] + top2[:, size::-1]
-        var = np.maximum(s2_set / size - (s1_set / size) ** 2, 0.0)
+        sets = size + 1
+        s1, s2, spare = buffers(sets)
+        np.add(a1[:, :sets], top1[:, size::-1], out=s1)
+        np.add(a2[:, :sets], top2[:, size::-1], out=s2)
+        gain = _weighted_variance(s1, s2, size, weights[:, size:size + 1])
         # The newest item is either the next smallest (b - 1 -> b) or the next largest (b -> b).
-        previous = np.maximum(best_high[:, :size + 1], best_high[:, 1:size + 2])
-        best_high[:, 1:size + 2] = previous + weights[:, size:size + 1] * var
+        np.maximum(best_high[:, :sets], best_high[:, 1:sets + 1], out=spare)
+        np.add(spare, gain, out=best_high[:, 1:sets + 1])
         if size in finishing:
             max_raw[finishing[size]] = best_high[finishing[size], 1:size + 2].max(axis=1)
 
-    # An upper bound of raw: every prefix variance is at most (range / 2)^2.
-    value_range = ordered[np.arange(batch), np.maximum(lengths - 1, 0)] - ordered[:, 0] if width else np.zeros(batch)
-    spread_scale = weights.sum(axis=1) * value_range ** 2 / 4
-    return raw, raw_signed, min_raw, max_raw, spread_scale, unit * spread_unit
+    return min_raw, max_raw
+
+
+def _weighted_variance(s1: np.ndarray, s2: np.ndarray, size: int, weight: np.ndarray) -> np.ndarray:
+    """``weight * max(s2 / size - (s1 / size) ** 2, 0)``, the weighted population variance of sets of ``size`` items
+    from their sums ``s1`` and sums of squares ``s2``, computed in place (in ``s2``; ``s1`` is overwritten)."""
+    np.divide(s2, size, out=s2)
+    np.divide(s1, size, out=s1)
+    np.square(s1, out=s1)
+    np.subtract(s2, s1, out=s2)
+    np.maximum(s2, 0.0, out=s2)
+    return np.multiply(weight, s2, out=s2)
 
 
 def _unit(magnitudes: np.ndarray) -> np.ndarray:
@@ -189,29 +271,72 @@ def _snap(gap: np.ndarray, tolerance: np.ndarray) -> np.ndarray:
     return np.where(np.abs(gap) <= tolerance, 0.0, gap)
 
 
-def duo_lists(scores, offsets, step: int = 1) -> DuoResult:
+def duo_lists(scores, offsets, step: int = 1, known: Optional[KnownBounds] = None) -> DuoResult:
     """DUO of many ranked lists at once.
 
     ``scores`` holds the polarity scores of all lists back to back in rank order, shape ``(rows,)``
     or ``(rows, m)`` for ``m`` axes; list ``q`` owns rows ``offsets[q]:offsets[q + 1]``. Lists are
-    grouped by length and each group runs the exact interval programmes in one vectorised pass.
+    grouped by length and each group runs the exact interval programmes in one vectorised pass. ``known``: a
+    :class:`KnownBounds` to take the bounds of lists seen before from, and to keep those computed here in (the same
+    values either way).
     """
-    step = check_step(step)
-    scores = checked_scores(scores)
-    offsets = check_offsets(offsets, scores.shape[0])
-    n_lists = offsets.size - 1
-    axes = 1 if scores.ndim == 1 else scores.shape[1]
-    names = ("raw", "raw_signed", "min_raw", "max_raw", "scale", "unit")
-    fields = {name: np.zeros((n_lists, axes)) for name in names}
-    lengths = list_lengths(offsets)
-    for lists in chunks_by_length(lengths, max_cells=max(1, 1_000_000 // axes)):
-        padded, chunk_lengths = pad_lists(scores, offsets, lists)
-        if padded.ndim == 3:  # (B, L, m) -> (B * m, L), one row per list and axis
-            padded = padded.transpose(0, 2, 1).reshape(padded.shape[0] * axes, padded.shape[1])
-        results = _duo_padded(padded, np.repeat(chunk_lengths, axes), step)
-        for name, values in zip(names, results):
-            fields[name][lists] = values.reshape(-1, axes)
+    return duo_batches([(scores, offsets)], step, known)[0]
 
+
+#: Cells (lists times padded width) the programmes take in one pass at most.
+_PASS_CELLS = 1_000_000
+
+
+def duo_batches(batches: Sequence[tuple], step: int = 1, known: Optional[KnownBounds] = None) -> list[DuoResult]:
+    """:func:`duo_lists` of each ``(scores, offsets)`` of ``batches`` (e.g. a measure family at every cut-off): the
+    same results, with the groups of lists of one padded width from every batch run in one pass (a list's numbers
+    depend on its group's width, never on the other lists of its pass), so that 50 cut-offs make a few passes
+    of each width rather than a few passes each."""
+    step = check_step(step)
+    names = ("raw", "raw_signed", "min_raw", "max_raw", "scale", "unit")
+    prepared: list = []
+    jobs: dict = {}  # padded width -> (batch, its lists, their padded scores, lengths) of every group of that width
+    for number, (scores, offsets) in enumerate(batches):
+        scores = checked_scores(scores)
+        offsets = check_offsets(offsets, scores.shape[0])
+        axes = 1 if scores.ndim == 1 else scores.shape[1]
+        prepared.append((scores, {name: np.zeros((offsets.size - 1, axes)) for name in names}))
+        for lists in chunks_by_length(list_lengths(offsets), max_cells=max(1, _PASS_CELLS // axes)):
+            padded, chunk_lengths = pad_lists(scores, offsets, lists)
+            if padded.ndim == 3:  # (B, L, m) -> (B * m, L), one row per list and axis
+                padded = padded.transpose(0, 2, 1).reshape(padded.shape[0] * axes, padded.shape[1])
+            jobs.setdefault(padded.shape[1], []).append((number, lists, padded, np.repeat(chunk_lengths, axes)))
+    for width, group in jobs.items():
+        for part in _passes(group, width):
+            results = _duo_padded(np.concatenate([job[2] for job in part]), np.concatenate([job[3] for job in part]),
+                                  step, known)
+            start = 0
+            for number, lists, padded, _ in part:
+                fields = prepared[number][1]
+                for name, values in zip(names, results):
+                    fields[name][lists] = values[start:start + padded.shape[0]].reshape(lists.size, -1)
+                start += padded.shape[0]
+    return [_finished(scores, fields) for scores, fields in prepared]
+
+
+def _passes(group: list, width: int):
+    """The jobs of one padded width in runs of at most :data:`_PASS_CELLS` cells (a larger job alone)."""
+    part: list = []
+    cells = 0
+    for job in group:
+        size = job[2].shape[0] * max(width, 1)
+        if part and cells + size > _PASS_CELLS:
+            yield part
+            part, cells = [], 0
+        part.append(job)
+        cells += size
+    if part:
+        yield part
+
+
+def _finished(scores: np.ndarray, fields: dict) -> DuoResult:
+    """DUO from the raw sums and bounds of each list (and axis): the normalisation of Eq. 6, signs and degeneracy."""
+    fields = dict(fields)
     scale = fields.pop("scale")
     spread = fields["max_raw"] - fields["min_raw"]
     degenerate = (scale <= 0) | (spread <= SPREAD_RTOL * scale)

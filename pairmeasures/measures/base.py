@@ -88,9 +88,13 @@ class MeasureValues:
 def degenerate_causes(degenerate: np.ndarray, choices: list[tuple[np.ndarray, str]], otherwise: str) -> np.ndarray:
     """Per query, the cause of the first ``(condition, cause)`` pair that holds, else ``otherwise``; ``None``
     for queries that are not degenerate. For :attr:`MeasureValues.causes`."""
-    causes = np.select([condition for condition, _ in choices], [cause for _, cause in choices], otherwise)
-    causes = causes.astype(object)
-    causes[~np.asarray(degenerate, dtype=bool)] = None
+    left = np.array(degenerate, dtype=bool)  # the degenerate queries without a cause yet
+    causes = np.full(left.shape, None, dtype=object)
+    for condition, cause in choices:
+        hit = left & np.asarray(condition, dtype=bool)
+        causes[hit] = cause
+        left &= ~hit
+    causes[left] = otherwise
     return causes
 
 

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 from ir_measures import measures
 
-from ..math import DEGENERATE_DUO, duo_lists
+from ..io.memo import Memo
+from ..math import DEGENERATE_DUO, DuoResult, KnownBounds, duo_batches, duo_lists
 from .base import COMMON_PARAMS, MAX_CUTOFF, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
 from .ranked import RankedLists
 from .registry import register_builtin
 
 __all__ = ["Duo"]
+
+#: The exact bounds computed in this process, by the sorted scores they derive from (one table for every Duo measure:
+#: a list seen again, in another system's run or at another cut-off, reads its bounds instead of computing them).
+_KNOWN = Memo("DUO bounds")
+
+
+def _known() -> KnownBounds:
+    return _KNOWN.get("bounds", None, KnownBounds)
 
 
 class _Duo(PairMeasure):
@@ -64,7 +75,17 @@ class _Duo(PairMeasure):
 
     def compute(self, lists: RankedLists) -> MeasureValues:
         scores = lists.column("polarity")
-        result = duo_lists(scores, lists.offsets, self.param("step"))
+        return self._values(lists, scores, duo_lists(scores, lists.offsets, self.param("step"), known=_known()))
+
+    def compute_cutoffs(self, lists: RankedLists, cutoffs: Sequence[int]) -> list[MeasureValues]:
+        """Every cut-off's lists in one :func:`~pairmeasures.math.duo.duo_batches` call: the same values as each
+        cut-off's :meth:`compute`, the lists of one padded width taken together across the cut-offs."""
+        heads = [lists.head(k) for k in cutoffs]
+        results = duo_batches([(head.column("polarity"), head.offsets) for head in heads], self.param("step"),
+                              known=_known())
+        return [self._values(head, head.column("polarity"), result) for head, result in zip(heads, results)]
+
+    def _values(self, lists: RankedLists, scores: np.ndarray, result: DuoResult) -> MeasureValues:
         values = result.signed if self.param("signed") else result.duo
         degenerate = result.degenerate
         if values.ndim == 2:

@@ -5,7 +5,7 @@ from the ``group`` side input, per-group values, and FairRankTune's ways of comb
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import ClassVar, Optional, Sequence, cast
 
 import numpy as np
 from ir_measures import measures
@@ -15,7 +15,8 @@ from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideIn
 from .ranked import RankedLists
 from .sideinputs import label_key
 
-__all__ = ["GROUP_PARAM", "COMBO_PARAM", "MAX_REL_PARAM", "UTILITY_DEGENERATE_PARAM", "GroupComboMeasure", "PooledValue", "group_codes", "group_presence", "utility", "ExposureMeasure"]
+__all__ = ["GROUP_PARAM", "COMBO_PARAM", "MAX_REL_PARAM", "UTILITY_DEGENERATE_PARAM", "GroupComboMeasure", "PooledValue", "group_codes",
+           "head_codes", "codes_by_cutoff", "group_presence", "utility", "ExposureMeasure"]
 
 GROUP_PARAM = measures.ParamInfo(dtype=str, default=None, desc="resource giving group labels (e.g. 'irds:pair/procon', 'beir:DIR', 'tsv:FILE') instead of the run's group column")
 COMBO_PARAM = measures.ParamInfo(dtype=str, choices=COMBOS, default="MaxMinDiff", desc="how per-group values combine (FairRankTune's names): 'MaxMinDiff' max - min, 'MaxAbsDiff' max |x - mean|, 'MeanAbsDev', 'LTwo' L2 norm, 'Variance', 'MinMaxRatio' min/max (1 = equal), 'MaxMinRatio' max/min")
@@ -42,6 +43,34 @@ def group_codes(lists: RankedLists) -> tuple[np.ndarray, np.ndarray]:
     key_codes, uniques = pd.factorize(pd.Series([label_key(v) for v in raw_uniques], dtype=object))
     codes = key_codes[raw_codes] if raw_codes.size else raw_codes.astype(np.int64)
     return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+
+
+def head_codes(codes: np.ndarray, uniques: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`group_codes` of ``lists.select(keep)`` from those of ``lists`` (labels without a missing one): the kept
+    rows' codes numbered again by first appearance, as factorizing the kept rows numbers them, and their labels."""
+    kept = codes[keep]
+    if not kept.size:
+        return kept, uniques[:0]
+    present, first = np.unique(kept, return_index=True)
+    order = present[np.argsort(first)]
+    renumber = np.zeros(len(uniques), dtype=np.int64)
+    renumber[order] = np.arange(order.size)
+    return renumber[kept], uniques[order]
+
+
+def codes_by_cutoff(lists: RankedLists, cutoffs) -> Optional[list[tuple[RankedLists, np.ndarray, np.ndarray]]]:
+    """``(lists.head(k), its group codes, its labels)`` for each cut-off k, the labels factorized once (None where a
+    label is missing: each head is then coded on its own)."""
+    import pandas as pd
+
+    if pd.isna(pd.Series(lists.column("group"), dtype=object)).any():
+        return None
+    codes, uniques = group_codes(lists)
+    heads = []
+    for k in cutoffs:
+        keep = lists.ranks < k
+        heads.append((lists.select(keep), *head_codes(codes, uniques, keep)))
+    return heads
 
 
 def group_presence(lists: RankedLists, codes: np.ndarray, n_groups: int) -> np.ndarray:
@@ -96,7 +125,17 @@ class GroupComboMeasure(PairMeasure):
         raise NotImplementedError
 
     def compute(self, lists: RankedLists) -> MeasureValues:
-        codes, uniques = group_codes(lists)
+        return self.compute_coded(lists, *group_codes(lists))
+
+    def compute_cutoffs(self, lists: RankedLists, cutoffs: Sequence[int]) -> list[MeasureValues]:
+        """Each cut-off's :meth:`compute`, the group labels factorized once (:func:`codes_by_cutoff`)."""
+        heads = codes_by_cutoff(lists, cutoffs) if type(self).compute is GroupComboMeasure.compute else None
+        if heads is None:
+            return super().compute_cutoffs(lists, cutoffs)
+        return [cast(GroupComboMeasure, self.at(k)).compute_coded(*head) for k, head in zip(cutoffs, heads)]
+
+    def compute_coded(self, lists: RankedLists, codes: np.ndarray, uniques: np.ndarray) -> MeasureValues:
+        """:meth:`compute` from the lists' group codes and labels (:func:`group_codes`)."""
         n_groups = max(len(uniques), 1)
         present = group_presence(lists, codes, n_groups)
         numerator, denominator = self.group_parts(lists, codes, n_groups)

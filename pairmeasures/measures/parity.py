@@ -7,12 +7,14 @@ parameter reproduces FairRankTune and the docstring says why.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 from ir_measures import measures
 
 from ..math.parity import favoured_pair_parts, iaa_lists, ndkl_lists
 from .base import COMMON_PARAMS, MeasureValues, PairMeasure, RangedParam, SideInput, degenerate_causes
-from .group_combos import GROUP_PARAM, MAX_REL_PARAM, GroupComboMeasure, group_codes, utility
+from .group_combos import GROUP_PARAM, MAX_REL_PARAM, GroupComboMeasure, codes_by_cutoff, group_codes, utility
 from .ranked import RankedLists
 from .registry import register_builtin
 
@@ -68,9 +70,23 @@ class _NDKL(PairMeasure):
         keep = retrieved.ranks < cutoff if cutoff is not None else np.ones(len(retrieved), dtype=bool)
         return self._values(retrieved.select(keep), codes[keep], codes, retrieved.offsets)
 
+    def evaluate_cutoffs(self, lists: RankedLists, cutoffs: Sequence[int]) -> list[MeasureValues]:
+        """With ``target='considered'`` :meth:`evaluate` is :class:`PairMeasure`'s: the documents are prepared once, at
+        the deepest cut-off (:meth:`PairMeasure.evaluate_cutoffs`), not once per cut-off."""
+        if self.param("target") == "considered":
+            return self.compute_cutoffs(self.at(max(cutoffs)).prepare(lists), cutoffs)
+        return super().evaluate_cutoffs(lists, cutoffs)
+
     def compute(self, lists: RankedLists) -> MeasureValues:
         codes, _ = group_codes(lists)
         return self._values(lists, codes, codes, lists.offsets)
+
+    def compute_cutoffs(self, lists: RankedLists, cutoffs: Sequence[int]) -> list[MeasureValues]:
+        """Each cut-off's :meth:`compute`, the group labels factorized once (:func:`codes_by_cutoff`)."""
+        heads = codes_by_cutoff(lists, cutoffs) if type(self).compute is _NDKL.compute else None
+        if heads is None:
+            return super().compute_cutoffs(lists, cutoffs)
+        return [self._values(head, codes, codes, head.offsets) for head, codes, _ in heads]
 
     def _values(self, lists: RankedLists, codes: np.ndarray, target_codes: np.ndarray,
                 target_offsets: np.ndarray) -> MeasureValues:

@@ -107,10 +107,12 @@ class PairEvaluator(providers.Evaluator):
             for query_id, value in zip(query_ids[measured], values[measured].tolist()):
                 yield Metric(query_id=query_id, measure=measure, value=value)
 
-    def values(self, run) -> Iterator[tuple[PairMeasure, np.ndarray, np.ndarray]]:
+    def values(self, run, warn: bool = True) -> Iterator[tuple[PairMeasure, np.ndarray, np.ndarray]]:
         """``(measure, query_ids, values)`` of every measure, in order, as arrays (NaN: a query the measure left out,
         ``degenerate='exclude'``). The cut-offs of one measure family are evaluated together
-        (:meth:`PairMeasure.evaluate_cutoffs`). What each measure left out is said in one warning per measure."""
+        (:meth:`PairMeasure.evaluate_cutoffs`). What each measure left out is said in one warning per measure;
+        ``warn=False`` leaves those warnings unwritten (a caller that counts the measured queries itself, such as the
+        cut-off curves, would silence every one of them)."""
         frame = RunConverter(run, strict=False).as_pd_dataframe()
         by_policy: dict[str, RankedLists] = {}  # one sort per tie policy the measures ask for (usually one)
         results: dict[int, MeasureValues] = {}
@@ -134,7 +136,8 @@ class PairEvaluator(providers.Evaluator):
         for position, measure in enumerate(self.measures):
             result = _checked(measure, results.pop(position), query_ids)
             values = result.values
-            _warn_left_out(measure, query_ids, result, _documents_left_out(notes.pop(position), measure.depth()))
+            if warn:
+                _warn_left_out(measure, query_ids, result, _documents_left_out(notes.pop(position), measure.depth()))
             if result.degenerate.any() and measure.excludes_degenerate():
                 values = np.where(result.degenerate, np.nan, values)
             yield measure, query_ids, values

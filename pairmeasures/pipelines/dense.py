@@ -39,6 +39,8 @@ def _pyterrier_dr():
 
 
 _CLASSES: dict = {}
+#: Rows scored at once by DenseReranker (their vectors gathered a block at a time, not for the whole run at once).
+_ROWS = 8192
 
 
 def _cached_bi_encoder_class() -> type:
@@ -122,10 +124,20 @@ class DenseReranker(pt.Transformer):
         pt.validate.result_frame(inp, extra_columns=["query", self.text_field])
         if len(inp) == 0:
             return pt.model.add_ranks(inp.assign(score=pd.Series(dtype=np.float32)))
-        queries, inverse = np.unique(inp["query"].to_numpy(), return_inverse=True)  # as pyterrier-dr's query encoder
+        # the sorted distinct queries and each row's among them, as np.unique gives them (pyterrier-dr's query
+        # encoder), sorting the distinct texts only
+        codes, distinct = pd.factorize(inp["query"].to_numpy())
+        order = np.argsort(np.asarray(distinct, dtype=object))
+        rank = np.empty(len(order), dtype=np.intp)
+        rank[order] = np.arange(len(order))
+        queries, inverse = np.asarray(distinct, dtype=object)[order], rank[codes]
         query_vectors = self.embedder.embed(list(queries))
-        doc_vectors = self.embedder.embed(inp[self.text_field].tolist())
-        scores = np.sum(query_vectors[inverse.reshape(-1)] * doc_vectors, axis=1)  # per row, as pyterrier-dr's np.sum
+        doc_vectors, doc_index = self.embedder.embed_distinct(inp[self.text_field].tolist())
+        inverse = inverse.reshape(-1)
+        scores = np.empty(len(inp), dtype=np.result_type(query_vectors, doc_vectors))
+        for start in range(0, len(inp), _ROWS):  # per row, as pyterrier-dr's np.sum, a block of rows at a time
+            end = start + _ROWS
+            scores[start:end] = np.sum(query_vectors[inverse[start:end]] * doc_vectors[doc_index[start:end]], axis=1)
         return pt.model.add_ranks(inp.assign(score=scores))
 
 

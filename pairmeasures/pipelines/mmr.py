@@ -61,10 +61,12 @@ class TopKMMR(pt.Transformer):
             head = frame.iloc[rows[valid]]
             if self.encoder is not None:
                 head = self.encoder(head.drop(columns="doc_vec", errors="ignore"))
-            vectors = np.zeros((len(frame), np.asarray(head["doc_vec"].iloc[0]).shape[0]))
-            vectors[rows[valid]] = np.stack(head["doc_vec"].to_numpy())
+            # the unit vectors of the top k rows only (the padding repeats each query's first row, a top row too)
+            vectors = np.stack(head["doc_vec"].to_numpy()).astype(np.float64)
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.finfo(float).tiny)
-            picked = _mmr(frame["score"].to_numpy(dtype=np.float64)[rows], vectors[rows], valid, self.Lambda)
+            place = np.zeros(len(frame), dtype=np.int64)
+            place[rows[valid]] = np.arange(len(vectors))
+            picked = _mmr(frame["score"].to_numpy(dtype=np.float64)[rows], vectors[place[rows]], valid, self.Lambda)
             order[rows[valid]] = np.take_along_axis(rows, picked, axis=1)[valid]
         frame = frame.drop(columns="doc_vec", errors="ignore")
         if len(frame) == 0:

@@ -222,6 +222,19 @@ class System:
         """The PyTerrier pipeline over ``context``. Every stage is checked (files, argument values) before anything
         is loaded or indexed; document text and ``polarity`` are inserted where a stage needs them and an earlier
         one has not added them."""
+        pipeline: Any = None
+        for step in self.steps(context):
+            pipeline = step if pipeline is None else pipeline >> step
+        return pipeline
+
+    def prefix(self, stages: int) -> str:
+        """The canonical text of the system of the first ``stages`` stages: two systems whose steps (:meth:`steps`)
+        up to there are the same have the same prefix."""
+        return ">>".join(stage.canonical() for stage in self.stages[:stages])
+
+    def steps(self, context: SystemContext) -> list:
+        """The pipeline of :meth:`build` as one transformer per stage, each with what is inserted before it (the
+        pipeline runs them in turn): the output of the first ``j`` depends on :meth:`prefix` ``(j)`` alone."""
         self.check()
         for stage in self.stages:
             if stage.type.validate is not None:
@@ -232,7 +245,7 @@ class System:
                 except ValueError as exc:
                     raise SpecError(f"system {self.spec!r}: stage {stage.text!r}: {exc}; write e.g. "
                                     f"{stage.type.usage}") from None
-        pipeline: Any = None
+        steps: list = []
         has_text = has_polarity = False
         for position, stage in enumerate(self.stages):
             kind = stage.type
@@ -249,8 +262,8 @@ class System:
                 has_text = True
             if kind.fresh == "always" or (kind.fresh == "first" and position == 0):
                 has_text = has_polarity = False  # a new frame (or one we know nothing of)
-            pipeline = step if pipeline is None else pipeline >> step
-        return pipeline
+            steps.append(step)
+        return steps
 
 
 def build_system(spec: "str | System", context: SystemContext) -> "pt.Transformer":

@@ -160,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
     from ...sideinfo import InputWarning
     from ..audit.outputs import claim_out, write_outputs
     from ..audit.printed import leaderboard_text
+    from ..collection import batch_collection
     from ..console import warnings_shown
 
     defaults = argparse.ArgumentParser()
@@ -172,7 +173,8 @@ def run(args: argparse.Namespace) -> int:
     with warnings_shown("audit", ("ignore", Warning), ("always", SmallCellWarning), ("always", CacheWarning),
                         ("always", InputWarning), ("always", AxisWarning)):
         # the engine's options and address checked first (seconds); --out locked and checked before any work
-        with compute_on(args.engine, args.address, args.workers) as pool, claim_out(out, args.force) as claim:
+        with compute_on(args.engine, args.address, args.workers) as pool, claim_out(out, args.force) as claim, \
+                batch_collection():
             result = run_audit(request, engine=args.engine, address=args.address, workers=args.workers,
                                manifest=manifest, opened=pool)
             write_outputs(claim, result)
