@@ -101,8 +101,18 @@ def main() -> None:
 
 def one_side(args) -> None:
     """One process of ``--base``: the Embedder of the checkout on PYTHONPATH embeds both sets once; prints its CPU
-    seconds as a JSON line."""
-    from pairmeasures.compute.embed import Embedder
+    seconds as a JSON line. The Embedder is taken from that checkout's own files (``compute/embed.py``, or
+    ``sideinfo/embed.py`` before the split): the editable install's finder would otherwise serve a module the
+    checkout lacks from this one."""
+    import importlib
+
+    root = Path(os.environ["PYTHONPATH"].split(os.pathsep)[0]).resolve()
+    name = next(f"pairmeasures.{place}.embed" for place in ("compute", "sideinfo")
+                if (root / "pairmeasures" / place / "embed.py").is_file())
+    module = importlib.import_module(name)
+    if not Path(module.__file__).resolve().is_relative_to(root):
+        raise SystemExit(f"--one-side imported {module.__file__}, not the checkout {root}")
+    Embedder = module.Embedder
 
     data = Path(args.data)
     sets = {"short": short_texts(data, args.short), "msmarco_length": passages(data, args.long)}
@@ -114,7 +124,8 @@ def one_side(args) -> None:
         start = time.process_time()
         embedder.embed(texts)
         found[name] = {"texts": len(texts), "cpu_s": time.process_time() - start}
-    print(json.dumps({"sets": found, "tokenizer": getattr(embedder, "tokenizer_used", None) or "model (encode)"}))
+    print(json.dumps({"sets": found, "tokenizer": getattr(embedder, "tokenizer_used", None) or "model (encode)",
+                      "module": module.__file__}))
 
 
 def against_base(args) -> None:
@@ -129,7 +140,7 @@ def against_base(args) -> None:
                        "--long", str(args.long)]
             out = subprocess.run(command, env=environment, capture_output=True, text=True, check=True)
             found = json.loads(out.stdout.strip().splitlines()[-1])
-            how[side] = found["tokenizer"]
+            how[side] = f"{found['tokenizer']} ({found['module']})"
             for name, measured in found["sets"].items():
                 best[side, name] = min(best.get((side, name), float("inf")), measured["cpu_s"])
                 best["texts", name] = measured["texts"]
