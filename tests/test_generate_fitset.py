@@ -195,8 +195,11 @@ def test_a_killed_run_resumes_without_regenerating_finished_queries(llm_endpoint
 
 
 def test_an_interrupted_run_says_how_to_continue(llm_endpoint, tmp_path):
+    """Ctrl-C once a query is done: six queries, so that on a loaded machine (where this process may see the first
+    part late) the run is still going when the signal comes."""
     queries = tmp_path / "queries.tsv"
-    queries.write_text(QUERIES, encoding="utf-8")
+    queries.write_text(QUERIES + "homework\tHomework should be banned\nzoos\tZoos should be closed\n"
+                       "voting\tVoting should be compulsory\nnuclear\tNuclear power is safe\n", encoding="utf-8")
     parts = tmp_path / "fitset.parts"
     process = subprocess.Popen(_command("--queries", queries, "--out", tmp_path / "fitset", "--endpoint", llm_endpoint,
                                         "--model", "smollm2-135m", "--per-side", 1, "--seed", 5, *SMALL,
