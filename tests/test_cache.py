@@ -388,3 +388,31 @@ def test_cache_clear_by_name_prefers_current_entries_over_old_normalisation_keye
     assert [m["model"] for m in cache.stats().models] == ["old"]
     assert main(clear + ["all-MiniLM-L6-v2"]) == 0  # then the old entries, by the same name
     assert cache.stats().models == []
+
+
+def test_commands_say_in_one_line_that_a_cache_of_the_first_format_was_kept_aside(tmp_path):
+    """``cache info`` and an audit, as a user runs them over a cache the earlier format wrote: one line each,
+    ``pairmeasures COMMAND: EmbeddingCacheWarning: ...`` naming where it was kept (the audit shows every
+    CacheWarning, so this is never silenced), and the file is there."""
+    import subprocess
+    import sys
+
+    from pairmeasures.demo import debates_dir
+
+    def run(folder, *args):
+        folder.mkdir()
+        _first_format(folder / "embeddings.sqlite")
+        done = subprocess.run([sys.executable, "-m", "pairmeasures", *args], capture_output=True, text=True,
+                              timeout=600, env={**os.environ, "PAIRMEASURES_CACHE_DIR": str(folder),
+                                                "TQDM_DISABLE": "1"})
+        assert done.returncode == 0, done.stderr
+        [kept] = folder.glob("embeddings.sqlite.format1-*")
+        lines = [line for line in done.stderr.splitlines() if "earlier format" in line]
+        assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+        return lines[0], kept
+
+    line, kept = run(tmp_path / "info", "cache", "info")
+    assert line.startswith("pairmeasures cache: EmbeddingCacheWarning: embedding cache ") and str(kept) in line
+    line, kept = run(tmp_path / "audit", "audit", "--dataset", str(debates_dir()), "--systems", "bm25", "--measures",
+                     "nDCG@10", "Duo@10", "--resamples", "100", "--no-tradeoff", "--out", str(tmp_path / "out"))
+    assert line.startswith("pairmeasures audit: EmbeddingCacheWarning: embedding cache ") and str(kept) in line

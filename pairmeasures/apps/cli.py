@@ -10,7 +10,7 @@ import traceback
 from typing import Iterator, Mapping, Optional, Sequence
 
 from .commands import Command
-from .console import say
+from .console import say, warnings_shown
 from .extras import missing, needs_message
 from .failures import DEBUG_ENV, debug_asked, failure, missing_module, sigterm_interrupts
 
@@ -97,7 +97,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if absent:  # before any work
         say(where, needs_message(absent, extra) or f"needs {', '.join(absent)}")
         return 2
-    with sigterm_interrupts() as terminated:
+    # a warning no command prints itself is one line too (filters as Python's; a command's own printer nests inside)
+    with sigterm_interrupts() as terminated, warnings_shown(where):
         try:
             return args.run(args)
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: one line, with what it left where there is something to say

@@ -39,9 +39,9 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from ..io.memo import CACHE_ENV, cache_root
-from .cachefile import CacheFile, EmbeddingCacheError
+from .cachefile import CacheFile, EmbeddingCacheError, EmbeddingCacheWarning
 
-__all__ = ["EmbeddingCache", "EmbeddingCacheError", "CacheStats", "default_cache_path", "text_key"]
+__all__ = ["EmbeddingCache", "EmbeddingCacheError", "EmbeddingCacheWarning", "CacheStats", "default_cache_path", "text_key"]
 
 _BATCH = 500  # keys per SELECT where SQLite's limit on bound variables is unknown (Python < 3.11; 999 in old SQLite)
 _MAX_BATCH = 8000  # keys per SELECT at most: larger batches read no faster

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Optional
 
 from .._owned import move_aside
+from ..io.memo import CacheWarning
 
-__all__ = ["CacheFile", "EmbeddingCacheError", "FORMAT", "SCHEMA"]
+__all__ = ["CacheFile", "EmbeddingCacheError", "EmbeddingCacheWarning", "FORMAT", "SCHEMA"]
 
 #: The format this module writes (SQLite's ``user_version``); the first format had no number and a table ``embeddings``.
 FORMAT = 2
@@ -59,6 +60,11 @@ def _sqlite_header(path: Path) -> bool:
             return handle.read(16) == b"SQLite format 3\0"
     except OSError:
         return False
+
+
+class EmbeddingCacheWarning(CacheWarning, RuntimeWarning):
+    """The cache file was moved aside (damaged, or of the first format) or is used read-only: vectors are computed
+    again, or not stored. A :class:`~pairmeasures.io.memo.CacheWarning`, which the commands always show."""
 
 
 class EmbeddingCacheError(RuntimeError):
@@ -234,7 +240,7 @@ class CacheFile:
                                       f"moved aside ({error}); move or delete it") from exc
         if broken is not None:
             warnings.warn(f"embedding cache {str(self.path)!r} was unreadable ({_error_name(exc)}: {exc}); moved "
-                          f"it to {str(broken)!r} and started a new one", RuntimeWarning, stacklevel=5)
+                          f"it to {str(broken)!r} and started a new one", EmbeddingCacheWarning, stacklevel=5)
         try:
             return self._open()
         except sqlite3.DatabaseError as again:
@@ -251,7 +257,7 @@ class CacheFile:
         if kept is not None:
             warnings.warn(f"embedding cache {str(self.path)!r} was of an earlier format; moved it to {str(kept)!r} "
                           "(delete it when you like) and started a new one: its vectors are computed again as they are "
-                          "needed", RuntimeWarning, stacklevel=5)
+                          "needed", EmbeddingCacheWarning, stacklevel=5)
         try:
             return self._open()
         except sqlite3.DatabaseError as again:
@@ -262,7 +268,7 @@ class CacheFile:
         self.read_only = True
         if not self.path.is_file():
             warnings.warn(f"embedding cache {str(self.path)!r} cannot be created ({reason}); embeddings are computed "
-                          f"but not stored ({self._move} to keep them)", RuntimeWarning, stacklevel=5)
+                          f"but not stored ({self._move} to keep them)", EmbeddingCacheWarning, stacklevel=5)
             return None
         from urllib.parse import quote
 
@@ -277,12 +283,12 @@ class CacheFile:
         except _EarlierFormat:
             warnings.warn(f"embedding cache {str(self.path)!r} is read-only ({reason}) and of an earlier format, "
                           f"which is not read: embeddings are computed but not stored ({self._move} to keep them)",
-                          RuntimeWarning, stacklevel=5)
+                          EmbeddingCacheWarning, stacklevel=5)
             return None
         except sqlite3.DatabaseError as exc:
             raise self.failure(exc, "open read-only") from exc
         warnings.warn(f"embedding cache {str(self.path)!r} is read-only ({reason}): cached vectors are used, new ones "
-                      f"are computed but not stored ({self._move} to keep them)", RuntimeWarning, stacklevel=5)
+                      f"are computed but not stored ({self._move} to keep them)", EmbeddingCacheWarning, stacklevel=5)
         return connection
 
     def failure(self, exc: sqlite3.Error, doing: str) -> EmbeddingCacheError:
