@@ -15,7 +15,9 @@ imports no torch).
 
 ``--base DIR``: also run the cold audit with the ``pairmeasures`` package of ``DIR`` (e.g. ``git archive`` of the
 commit before a change), alternating with this checkout's, so both are measured in one run on the same machine
-state; ``--rounds``: cold audits per side (the smallest CPU time counts).
+state; ``--rounds``: cold audits per side (the smallest CPU time counts). ``--base-vectors FILE``: the base's own
+embedding cache for ``--vectors`` where the cache's file format changed between the two (a base before the second
+format would set a cache of this one's format aside as another program's database).
 
 ``--profile``: one more cold audit of this checkout, sampled: the process's stack every 5 ms of its CPU time
 (``ITIMER_PROF``, a few per cent of overhead, unlike cProfile's), written to results/audit_profile.txt as the
@@ -25,7 +27,8 @@ spent in them or in the libraries they call (own: each sample counted to the inn
 
 Writes results/audit_speed.json (and results/audit_profile.txt).
 
-Usage: python benchmarks/audit_speed.py [--data DIR] [--base DIR] [--rounds 1] [--vectors FILE] [--profile]
+Usage: python benchmarks/audit_speed.py [--data DIR] [--base DIR] [--rounds 1] [--vectors FILE]
+       [--base-vectors FILE] [--profile]
 """
 
 from __future__ import annotations
@@ -182,6 +185,9 @@ def main() -> None:
     parser.add_argument("--base", help="a folder holding the pairmeasures package to compare with (cold runs only)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--vectors", type=Path, help="an embeddings.sqlite to start each cold cache with")
+    parser.add_argument("--base-vectors", type=Path, default=None,
+                        help="the embeddings.sqlite for --base's cold caches (default: --vectors), where the cache's "
+                             "file format differs between the two")
     parser.add_argument("--profile", action="store_true", help="also sample one cold audit: results/audit_profile.txt")
     args = parser.parse_args()
 
@@ -193,7 +199,8 @@ def main() -> None:
         rounds: dict = {side: [] for side in sides}
         for number in range(args.rounds):
             for side, source in sides.items():
-                rounds[side].append(cold(source, audit, scratch, f"{side}{number}", args.vectors))
+                vectors = args.base_vectors if side == "base" and args.base_vectors is not None else args.vectors
+                rounds[side].append(cold(source, audit, scratch, f"{side}{number}", vectors))
                 print(side, {k: v for k, v in rounds[side][-1].items() if k not in ("env", "timings_s")}, flush=True)
         best = {side: min(found, key=lambda r: r["non_embedding_cpu_s"]) for side, found in rounds.items()}
         env = best["new"].pop("env")
