@@ -1,4 +1,6 @@
-"""A persistent cache of text embeddings, keyed by (model identity, normalisation, exact text).
+"""A persistent cache of text embeddings, keyed by (model identity, exact text).
+
+It holds the model's raw vectors: normalising is done on reading, so both settings share entries.
 
 One SQLite file (default ``~/.cache/pairmeasures/embeddings.sqlite``; ``PAIRMEASURES_CACHE_DIR``
 or ``XDG_CACHE_HOME`` move it). Every write is a transaction, so an interrupted job leaves whole
@@ -13,8 +15,9 @@ vector (``entries``: the block, the row in it and the checksum) whose integer id
 SHA-256 key mixed with the model's. An id is not the whole key, so the checksum, which covers the model and the
 whole key, decides whether a row found is the one asked for (two keys with one id are a miss, recomputed: at ten
 million texts a one-in-300,000 chance). Storing one vector a row with its 32-byte key as the primary key, as the
-first format did, wrote 11,000 vectors a second; SQLite's B-tree cost per row is the ceiling, so the rows are made
-as small as they can be and the vectors go in whole blocks on 64 KiB pages. A vector read is a slice of its block's
+first format did, wrote about 9,000 vectors a second (benchmarks/embedding_cache.py, same run); SQLite's B-tree
+cost per row is the ceiling, so the rows are made as small as they can be and the vectors go in whole blocks on
+64 KiB pages. A vector read is a slice of its block's
 blob (incremental blob I/O).
 
 The file itself, its format and what is done with a file that is not a sound cache of this format (moved aside
