@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -32,6 +33,13 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # before anything imports huggingface_hub: t
 def load_golden(name: str) -> list[dict]:
     """Cases of one vendored golden file (read at collection time, to parametrise tests by case)."""
     return json.loads((GOLDEN / name).read_text(encoding="utf-8"))["cases"]
+
+
+def ctrl_c_reaches_it() -> None:
+    """A ``preexec_fn`` for a command a test presses Ctrl-C in (sends SIGINT): SIGINT's default disposition in the
+    child, so that Python turns it into KeyboardInterrupt. A test run started in the background by a shell (``cmd
+    &``, nohup) has SIGINT ignored, and a child inherits that: it would run to the end and exit 0."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def golden_number(value) -> float:

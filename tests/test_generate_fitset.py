@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, ctrl_c_reaches_it
 
 SECRET = "sk-test-never-written-4f1c9d"  # the API key handed to every command: it must appear in no output
 #: Small generation: two queries, short replies, so the file runs in a few minutes on one CPU core.
@@ -195,16 +195,14 @@ def test_a_killed_run_resumes_without_regenerating_finished_queries(llm_endpoint
 
 
 def test_an_interrupted_run_says_how_to_continue(llm_endpoint, tmp_path):
-    """Ctrl-C once a query is done: six queries, so that on a loaded machine (where this process may see the first
-    part late) the run is still going when the signal comes."""
     queries = tmp_path / "queries.tsv"
-    queries.write_text(QUERIES + "homework\tHomework should be banned\nzoos\tZoos should be closed\n"
-                       "voting\tVoting should be compulsory\nnuclear\tNuclear power is safe\n", encoding="utf-8")
+    queries.write_text(QUERIES, encoding="utf-8")
     parts = tmp_path / "fitset.parts"
     process = subprocess.Popen(_command("--queries", queries, "--out", tmp_path / "fitset", "--endpoint", llm_endpoint,
                                         "--model", "smollm2-135m", "--per-side", 1, "--seed", 5, *SMALL,
                                         cache=tmp_path / "cache.sqlite"),
-                               env=_environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               env=_environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=ctrl_c_reaches_it)
     deadline = time.monotonic() + 300
     while not [p for p in parts.glob("*.json") if p.name != "settings.json"] and process.poll() is None:
         assert time.monotonic() < deadline, "no query finished within 300 s"

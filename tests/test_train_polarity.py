@@ -18,6 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("accelerate", reason="transformers' Trainer needs accelerate (the train extra)")
+from conftest import ctrl_c_reaches_it  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -295,7 +296,7 @@ def test_max_steps_checkpoints_resume_and_interrupt_leave_nothing_hidden(checkpo
     running = subprocess.Popen([sys.executable, "-m", "pairmeasures", "train-polarity", str(folder), "--out",
                                 str(other), "--epochs", "1000", "--checkpoint-every", "1", *COMMON],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                               preexec_fn=ctrl_c_reaches_it)
     deadline = time.monotonic() + 300
     recorded = tmp_path / "other.checkpoints" / "checkpoint-1" / "pairmeasures-checkpoint.json"  # saved whole
     while not recorded.is_file() and time.monotonic() < deadline:
