@@ -53,6 +53,7 @@ PRAGMA user_version = {FORMAT};
 _FIRST_FORMAT = {"models": ["model", "description", "created"],
                  "embeddings": ["model", "text_key", "dim", "vector", "crc"]}
 
+
 def _sqlite_header(path: Path) -> bool:
     """Whether ``path`` begins as every SQLite file does (a damaged cache may be moved aside; another file never)."""
     try:
@@ -115,8 +116,6 @@ def _error_name(exc: sqlite3.Error) -> str:
     """SQLite's name of the error (``SQLITE_BUSY``...), else the exception's type."""
     code = _error_code(exc)
     return getattr(exc, "sqlite_errorname", None) or (_NAME_OF_CODE.get(code, "") if code is not None else "") or type(exc).__name__
-
-
 
 
 class CacheFile:
@@ -182,8 +181,6 @@ class CacheFile:
                 connection.execute("PRAGMA synchronous=NORMAL")
                 # the journal is copied into the file every 256 MiB, not every 64 MiB: 1.3x the vectors a second
                 connection.execute(f"PRAGMA wal_autocheckpoint={2**28 // _PAGE_SIZE}")
-                connection.execute("")
-                connection.execute("")
                 if not tables:  # one transaction: another process opening the file meanwhile sees all tables or none
                     connection.executescript(f"BEGIN IMMEDIATE;{SCHEMA}COMMIT;")
         except BaseException:
