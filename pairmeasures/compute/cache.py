@@ -17,8 +17,7 @@ whole key, decides whether a row found is the one asked for (two keys with one i
 million texts a one-in-300,000 chance). Storing one vector a row with its 32-byte key as the primary key, as the
 first format did, wrote about 9,000 vectors a second (benchmarks/embedding_cache.py, same run); SQLite's B-tree
 cost per row is the ceiling, so the rows are made as small as they can be and the vectors go in whole blocks on
-64 KiB pages. A vector read is a slice of its block's
-blob (incremental blob I/O).
+64 KiB pages. A vector read is a slice of its block's blob (incremental blob I/O).
 
 The file itself, its format and what is done with a file that is not a sound cache of this format (moved aside
 only when SQLite finds it damaged or it is a cache of the first format; else an error, left untouched) are
