@@ -197,10 +197,10 @@ def main() -> None:
                  "--systems", *SYSTEMS, "--format", "csv"]
         sides = {"new": ROOT} if args.base is None else {"base": Path(args.base).resolve(), "new": ROOT}
         rounds: dict = {side: [] for side in sides}
+        vectors = {"new": args.vectors, "base": args.base_vectors or args.vectors}  # each side's cache to start from
         for number in range(args.rounds):
             for side, source in sides.items():
-                vectors = args.base_vectors if side == "base" and args.base_vectors is not None else args.vectors
-                rounds[side].append(cold(source, audit, scratch, f"{side}{number}", vectors))
+                rounds[side].append(cold(source, audit, scratch, f"{side}{number}", vectors[side]))
                 print(side, {k: v for k, v in rounds[side][-1].items() if k not in ("env", "timings_s")}, flush=True)
         best = {side: min(found, key=lambda r: r["non_embedding_cpu_s"]) for side, found in rounds.items()}
         env = best["new"].pop("env")
